@@ -1,0 +1,56 @@
+/* discover.h - the discovery pipeline: stages that recover a profile from
+ * timing alone, through the target primitives only (target.h).
+ * Stages, in order: timer, levels, line, ways, slices, sets, policy. */
+#ifndef GPUXRAY_DISCOVER_H
+#define GPUXRAY_DISCOVER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuxray/error.h"
+#include "gpuxray/profile.h"
+#include "gpuxray/target.h"
+
+typedef struct gx_discover_opts {
+    const char *only; /* comma-separated stage names, NULL = all (prerequisites run anyway) */
+    uint64_t seed;
+    int progress;     /* progress lines on stderr */
+} gx_discover_opts;
+
+#define GX_REPORT_MAX_ROWS 64
+#define GX_REPORT_MAX_STAGES 16
+
+typedef struct gx_report_row {
+    char parameter[48];
+    char value[128];
+    char method[128];
+    double confidence; /* 0..1; NaN when not applicable */
+    int in_profile;    /* 0: reported but left out of the profile (not confident) */
+} gx_report_row;
+
+typedef struct gx_stage_cost {
+    char stage[24];
+    int status;        /* GX_OK, or an error code / GX_EUNSURE */
+    char note[160];
+    uint64_t calls, accesses;
+    double seconds;
+} gx_stage_cost;
+
+typedef struct gx_report {
+    int n_rows;
+    gx_report_row rows[GX_REPORT_MAX_ROWS];
+    int n_stages;
+    gx_stage_cost stages[GX_REPORT_MAX_STAGES];
+} gx_report;
+
+/* Run the pipeline. *found receives a measured profile (caller frees),
+ * report (optional) the table and costs. Returns GX_OK when every selected
+ * stage ran (some fields may still be low-confidence and absent). */
+int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
+                gx_report *report, gx_msg *msg);
+/* The human table: parameter, value, method, confidence; then stage costs. */
+void gx_report_print(const gx_report *r, FILE *out);
+/* Valid stage names, comma-separated (for --help and error messages). */
+const char *gx_discover_stage_names(void);
+
+#endif

@@ -1,0 +1,62 @@
+/* l2.h - the L2 model of a profile: slices and partitions chosen by the
+ * profile's hashes, sectored set-associative storage per slice, the
+ * uniform and near-far topologies, timing (level latency + per-(SM, slice)
+ * skew + noise) and DRAM behind it.
+ *
+ * Notes: addresses here are PHYSICAL (placement.h maps virtual to physical).
+ * See src/model/l2.c for the near-far fill/copy/victim rules. */
+#ifndef GPUXRAY_L2_H
+#define GPUXRAY_L2_H
+
+#include <stdint.h>
+
+#include "gpuxray/cache.h"
+#include "gpuxray/error.h"
+#include "gpuxray/profile.h"
+
+typedef struct gx_l2 gx_l2;
+
+typedef enum gx_l2_level {
+    GX_L2_NEAR = 0, /* the L2 (uniform) or the SM's own partition (near-far) */
+    GX_L2_FAR = 1,  /* another partition (near-far only) */
+    GX_L2_DRAM = 2
+} gx_l2_level;
+
+typedef enum gx_l2_op { GX_L2_READ = 0, GX_L2_WRITE = 1, GX_L2_ATOMIC = 2 } gx_l2_op;
+
+typedef struct gx_l2_result {
+    gx_l2_level level;          /* where the data came from */
+    gx_cache_outcome outcome;   /* outcome in the first level looked up */
+    uint32_t slice;             /* global slice id that served / was looked up first */
+    double latency_cycles;      /* including skew and noise (when enabled) */
+} gx_l2_result;
+
+typedef struct gx_l2_opts {
+    int noise;      /* apply the profile's sim.noise (jitter, outliers, background evictions) */
+    int skew;       /* apply sim.sm_slice_skew_cycles */
+    uint64_t seed;  /* noise and random-policy seed */
+} gx_l2_opts;
+
+typedef struct gx_l2_level_stats {
+    uint64_t accesses, hits, sector_misses, line_misses;
+} gx_l2_level_stats;
+
+typedef struct gx_l2_stats {
+    gx_l2_level_stats level[2]; /* [GX_L2_NEAR], [GX_L2_FAR] */
+    uint64_t dram_accesses;
+    uint32_t slices;
+    const uint64_t *slice_accesses; /* slices entries; valid until the next access */
+} gx_l2_stats;
+
+/* The profile must validate and contain everything the model needs. */
+int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *msg);
+void gx_l2_free(gx_l2 *l2);
+void gx_l2_access(gx_l2 *l2, uint64_t pa, uint32_t sm, gx_l2_op op, gx_l2_result *r);
+/* Empty every cache (no stats change). */
+void gx_l2_flush(gx_l2 *l2);
+void gx_l2_get_stats(const gx_l2 *l2, gx_l2_stats *s);
+void gx_l2_reset_stats(gx_l2 *l2);
+/* The partition an SM sits next to (near-far); 0 for uniform. */
+uint32_t gx_l2_sm_partition(const gx_l2 *l2, uint32_t sm);
+
+#endif

@@ -1,0 +1,86 @@
+/* target.h - what discovery may ask of a GPU (Contract 2 of DESIGN.md).
+ * Identical in meaning on "sim:PROFILE" (answered by the model, with its
+ * noise) and "cuda[:N]" (answered by kernels on a real GPU).
+ *
+ * Notes:
+ * - One arena at a time: gx_target_arena() replaces the previous arena with
+ *   fresh memory (new virtual range, new, unknown physical frames). Offsets
+ *   are byte offsets into the arena; accesses are 8-byte loads/stores.
+ * - All timings are in SM clock cycles, as read by the accessing SM.
+ * - A target reveals nothing that cudaGetDeviceProperties would not. */
+#ifndef GPUXRAY_TARGET_H
+#define GPUXRAY_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuxray/error.h"
+
+typedef struct gx_target gx_target;
+
+typedef struct gx_target_info {
+    char kind[8];           /* "sim" or "cuda" */
+    char spec[512];         /* as opened, e.g. "sim:profiles/x.json", "cuda:0" */
+    char name[128];         /* device name */
+    uint32_t sm_count;
+    uint32_t sm_clock_mhz;
+    uint64_t api_l2_bytes;  /* what the API reports: a hint, never trusted */
+    uint64_t page_bytes;    /* allocation granularity of the arena */
+    uint64_t max_arena_bytes;
+} gx_target_info;
+
+typedef enum gx_op_kind {
+    GX_OP_LOAD = 0,
+    GX_OP_STORE = 1,
+    GX_OP_NONE = 2 /* time an empty interval (timer overhead) */
+} gx_op_kind;
+
+typedef struct gx_seq_op {
+    uint64_t offset;
+    uint8_t kind;  /* gx_op_kind */
+    uint8_t timed; /* 1: report this access's cycles */
+} gx_seq_op;
+
+typedef struct gx_chase_req {
+    const uint64_t *offsets; /* the chain visits offsets[0], [1], ..., [n-1], [0] ... */
+    size_t n;
+    uint32_t warm_rounds;    /* untimed rounds first */
+    uint32_t timed_rounds;   /* timed rounds */
+    uint64_t max_timed_steps;/* 0: timed_rounds * n; else stop timing after this many */
+    uint32_t sm;
+} gx_chase_req;
+
+typedef struct gx_target_stats {
+    uint64_t calls;    /* primitive calls */
+    uint64_t accesses; /* memory accesses issued */
+    double seconds;    /* wall time spent inside primitives */
+} gx_target_stats;
+
+/* spec: "sim:PATH" or "cuda" / "cuda:N". Errors: GX_ENODEV (message
+ * "no usable CUDA device: <reason>"), GX_EPARSE/GX_ECONFIG for a bad profile. */
+int gx_target_open(const char *spec, uint64_t seed, gx_target **out, gx_msg *msg);
+void gx_target_close(gx_target *t);
+const gx_target_info *gx_target_get_info(const gx_target *t);
+
+/* Replace the arena with fresh memory of at least `bytes` (rounded up to pages). */
+int gx_target_arena(gx_target *t, uint64_t bytes, gx_msg *msg);
+uint64_t gx_target_arena_bytes(const gx_target *t);
+
+/* One thread on SM `sm` walks the offsets as a dependent pointer chain;
+ * *mean_cycles = mean cycles per access over the timed steps. */
+int gx_target_chase(gx_target *t, const gx_chase_req *req, double *mean_cycles, gx_msg *msg);
+
+/* One thread runs ops in order, each dependent on the last; cycles[] gets one
+ * value per op with timed = 1, in order. */
+int gx_target_seq(gx_target *t, const gx_seq_op *ops, size_t n, uint32_t sm, double *cycles,
+                  gx_msg *msg);
+
+/* Many threads touch prime (order not guaranteed), then one thread on SM
+ * `sm` times each probe access in order: cycles[i] for probe[i]. */
+int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
+                          const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
+                          gx_msg *msg);
+
+void gx_target_get_stats(const gx_target *t, gx_target_stats *s);
+
+#endif

@@ -1,0 +1,86 @@
+/* infer.h - internals shared by the discovery stages: the discovery context
+ * (what earlier stages established, for later stages to build on) and the
+ * stage entry points. Stages see ONLY the target interface (target.h), the
+ * profile (what they write), hash.h (to evaluate their own hypotheses) and
+ * the policy registry (candidate policies); never src/model internals. */
+#ifndef GPUXRAY_INFER_H
+#define GPUXRAY_INFER_H
+
+#include <stdint.h>
+
+#include "gpuxray/discover.h"
+#include "gpuxray/profile.h"
+#include "gpuxray/rng.h"
+#include "gpuxray/target.h"
+
+#define GX_INFER_MAX_EVSETS 64
+#define GX_INFER_MAX_SMS 16
+
+typedef struct gx_evset {
+    uint64_t target;     /* the line the set evicts (arena offset) */
+    uint32_t n;
+    uint64_t *lines;     /* n congruent offsets (owned), not including target */
+} gx_evset;
+
+typedef struct gx_infer {
+    gx_target *t;
+    const gx_target_info *info;
+    gx_rng rng;
+    gx_msg *msg;
+    int progress;
+    gx_profile *out;     /* the profile being written */
+    gx_report *report;
+
+    /* timer */
+    int have_timer;
+    double timer_overhead;  /* cycles of an empty timed interval */
+    double timer_noise;     /* robust spread (MAD * 1.4826) of a repeated L2 hit, cycles */
+
+    /* levels */
+    int have_levels;
+    int n_levels;
+    gx_level levels[GX_MAX_LEVELS]; /* L2 plateaus seen from one SM (not DRAM) */
+    double hit_latency;     /* first plateau latency (cycles, per access incl. nothing else) */
+    double dram_latency;
+    gx_topology topology;
+    uint64_t l2_capacity;   /* bytes, from the levels */
+    double hit_miss_threshold; /* cycles: below = L2 hit (first level), above = miss */
+
+    /* line and sector */
+    uint32_t line_bytes, sector_bytes;
+
+    /* ways / eviction sets */
+    uint32_t ways;
+    int n_evsets;
+    gx_evset evsets[GX_INFER_MAX_EVSETS];
+
+    /* slices */
+    uint32_t slices, partitions;
+    gx_hash_fn slice_hash;
+
+    /* sets */
+    uint32_t sets_per_slice;
+    gx_hash_fn set_hash;
+
+    /* policy */
+    char policy[64];
+} gx_infer;
+
+/* Stage entry points: return GX_OK, or an error (the pipeline records it and
+ * skips the stages that depend on it). Each writes its results into ctx and
+ * ctx->out, and adds report rows with infer_report_row(). */
+int gx_stage_timer(gx_infer *ctx);
+int gx_stage_levels(gx_infer *ctx);
+int gx_stage_line(gx_infer *ctx);
+int gx_stage_ways(gx_infer *ctx);
+int gx_stage_slices(gx_infer *ctx);
+int gx_stage_sets(gx_infer *ctx);
+int gx_stage_policy(gx_infer *ctx);
+
+/* Add a row to the report table. */
+void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
+                      const char *method, double confidence, int in_profile);
+/* Progress line on stderr when ctx->progress. */
+void infer_progress(gx_infer *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,188 @@
+/* target.c - the target front end: parses the spec, dispatches to a backend
+ * (sim or cuda), checks arguments once for every backend, and keeps the
+ * cost of a discovery (primitive calls, accesses, seconds). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "target_impl.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int gx_target_open(const char *spec, uint64_t seed, gx_target **out, gx_msg *msg)
+{
+    *out = NULL;
+    if (!spec || !*spec)
+        return gx_fail(msg, GX_EINVAL, "empty target spec (use sim:PROFILE or cuda[:N])");
+    gx_target *t = calloc(1, sizeof *t);
+    if (!t)
+        return gx_fail(msg, GX_ENOMEM, "out of memory opening target %s", spec);
+    int rc;
+    if (strncmp(spec, "sim:", 4) == 0) {
+        if (!spec[4]) {
+            free(t);
+            return gx_fail(msg, GX_EINVAL, "target sim: needs a profile path (sim:PROFILE)");
+        }
+        rc = gx_sim_target_open(spec + 4, seed, &t->ops, &t->impl, &t->info, msg);
+        snprintf(t->info.kind, sizeof t->info.kind, "sim");
+    } else if (strcmp(spec, "cuda") == 0 || strncmp(spec, "cuda:", 5) == 0) {
+        int dev = 0;
+        if (spec[4] == ':') {
+            char *end = NULL;
+            long v = strtol(spec + 5, &end, 10);
+            if (!spec[5] || *end || v < 0 || v > 1024) {
+                free(t);
+                return gx_fail(msg, GX_EINVAL, "bad CUDA device in target '%s' (use cuda:N)", spec);
+            }
+            dev = (int)v;
+        }
+        rc = gx_cuda_target_open(dev, &t->ops, &t->impl, &t->info, msg);
+        snprintf(t->info.kind, sizeof t->info.kind, "cuda");
+    } else {
+        free(t);
+        return gx_fail(msg, GX_EINVAL, "unknown target '%s' (use sim:PROFILE or cuda[:N])", spec);
+    }
+    if (rc != GX_OK) {
+        free(t);
+        return rc;
+    }
+    snprintf(t->info.spec, sizeof t->info.spec, "%s", spec);
+    *out = t;
+    return GX_OK;
+}
+
+void gx_target_close(gx_target *t)
+{
+    if (!t)
+        return;
+    if (t->ops && t->ops->close)
+        t->ops->close(t->impl);
+    free(t);
+}
+
+const gx_target_info *gx_target_get_info(const gx_target *t)
+{
+    return &t->info;
+}
+
+uint64_t gx_target_arena_bytes(const gx_target *t)
+{
+    return t->arena_bytes;
+}
+
+int gx_target_arena(gx_target *t, uint64_t bytes, gx_msg *msg)
+{
+    if (bytes == 0)
+        return gx_fail(msg, GX_EINVAL, "arena of 0 bytes");
+    if (t->info.max_arena_bytes && bytes > t->info.max_arena_bytes)
+        return gx_fail(msg, GX_ERANGE, "arena of %llu bytes exceeds the target's limit of %llu",
+                       (unsigned long long)bytes, (unsigned long long)t->info.max_arena_bytes);
+    uint64_t page = t->info.page_bytes ? t->info.page_bytes : 1;
+    uint64_t rounded = (bytes + page - 1) / page * page;
+    double t0 = now_seconds();
+    int rc = t->ops->arena(t->impl, rounded, msg);
+    t->stats.seconds += now_seconds() - t0;
+    if (rc == GX_OK)
+        t->arena_bytes = rounded;
+    else
+        t->arena_bytes = 0;
+    return rc;
+}
+
+static int check_offset(const gx_target *t, uint64_t off, gx_msg *msg)
+{
+    if (t->arena_bytes == 0)
+        return gx_fail(msg, GX_EINVAL, "no arena: call arena() first");
+    if (off % 8 != 0 || off + 8 > t->arena_bytes)
+        return gx_fail(msg, GX_ERANGE, "offset %llu outside the %llu-byte arena or not 8-byte aligned",
+                       (unsigned long long)off, (unsigned long long)t->arena_bytes);
+    return GX_OK;
+}
+
+static int check_sm(const gx_target *t, uint32_t sm, gx_msg *msg)
+{
+    if (sm >= t->info.sm_count)
+        return gx_fail(msg, GX_ERANGE, "SM %u out of range (device has %u)", sm, t->info.sm_count);
+    return GX_OK;
+}
+
+int gx_target_chase(gx_target *t, const gx_chase_req *req, double *mean_cycles, gx_msg *msg)
+{
+    int rc;
+    if (!req || !req->offsets || req->n == 0 || req->timed_rounds == 0)
+        return gx_fail(msg, GX_EINVAL, "chase needs offsets, n > 0 and timed_rounds > 0");
+    if ((rc = check_sm(t, req->sm, msg)) != GX_OK)
+        return rc;
+    for (size_t i = 0; i < req->n; i++)
+        if ((rc = check_offset(t, req->offsets[i], msg)) != GX_OK)
+            return rc;
+    double t0 = now_seconds();
+    rc = t->ops->chase(t->impl, req, mean_cycles, msg);
+    t->stats.seconds += now_seconds() - t0;
+    t->stats.calls++;
+    uint64_t timed = (uint64_t)req->timed_rounds * req->n;
+    if (req->max_timed_steps && req->max_timed_steps < timed)
+        timed = req->max_timed_steps;
+    t->stats.accesses += (uint64_t)req->warm_rounds * req->n + timed;
+    return rc;
+}
+
+int gx_target_seq(gx_target *t, const gx_seq_op *ops, size_t n, uint32_t sm, double *cycles,
+                  gx_msg *msg)
+{
+    int rc;
+    if (!ops || n == 0 || !cycles)
+        return gx_fail(msg, GX_EINVAL, "seq needs ops, n > 0 and a cycles buffer");
+    if ((rc = check_sm(t, sm, msg)) != GX_OK)
+        return rc;
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].kind > GX_OP_NONE)
+            return gx_fail(msg, GX_EINVAL, "seq op %zu has unknown kind %u", i, ops[i].kind);
+        if (ops[i].kind != GX_OP_NONE) {
+            if ((rc = check_offset(t, ops[i].offset, msg)) != GX_OK)
+                return rc;
+            acc++;
+        }
+    }
+    double t0 = now_seconds();
+    rc = t->ops->seq(t->impl, ops, n, sm, cycles, msg);
+    t->stats.seconds += now_seconds() - t0;
+    t->stats.calls++;
+    t->stats.accesses += acc;
+    return rc;
+}
+
+int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
+                          const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
+                          gx_msg *msg)
+{
+    int rc;
+    if ((n_prime && !prime) || !probe || n_probe == 0 || !cycles)
+        return gx_fail(msg, GX_EINVAL, "prime_probe needs probe offsets and a cycles buffer");
+    if ((rc = check_sm(t, sm, msg)) != GX_OK)
+        return rc;
+    for (size_t i = 0; i < n_prime; i++)
+        if ((rc = check_offset(t, prime[i], msg)) != GX_OK)
+            return rc;
+    for (size_t i = 0; i < n_probe; i++)
+        if ((rc = check_offset(t, probe[i], msg)) != GX_OK)
+            return rc;
+    double t0 = now_seconds();
+    rc = t->ops->prime_probe(t->impl, prime, n_prime, probe, n_probe, sm, cycles, msg);
+    t->stats.seconds += now_seconds() - t0;
+    t->stats.calls++;
+    t->stats.accesses += n_prime + n_probe;
+    return rc;
+}
+
+void gx_target_get_stats(const gx_target *t, gx_target_stats *s)
+{
+    *s = t->stats;
+}
