@@ -38,7 +38,20 @@ typedef struct gx_policy_ops {
     /* Optional (may be NULL): a line left the set without a replacement. */
     void (*on_invalidate)(void *st, uint32_t ways, uint32_t way, const gx_policy_params *p);
     int randomized; /* 1 when victim() uses the rng */
+    /* Optional (may be NULL: the spec is the family name alone): write the
+     * canonical argument text (after "family:") for p into buf. Added by the
+     * policy helper so canonical specs round-trip. */
+    int (*format_args)(const gx_policy_params *p, char *buf, size_t n);
 } gx_policy_ops;
+
+/* Notes on the ops contract (policy helper):
+ * - state_bytes() is 0 or a multiple of 8 and at most 64 for 64 ways; the
+ *   state must be 8-byte aligned (an array of per-set states from an aligned
+ *   base at a stride of state_bytes() is).
+ * - victim() may change the state (NRU resets its bits, SRRIP/QLRU-UMO age
+ *   the set); call it only when the returned way is about to be refilled, and
+ *   follow it with on_fill(that way).
+ * - ways in 1..GX_POLICY_MAX_WAYS for every family. */
 
 typedef struct gx_policy {
     const gx_policy_ops *ops;
@@ -65,6 +78,9 @@ int gx_policy_set_new(const char *spec, uint32_t ways, uint64_t seed,
                       gx_policy_set **out, gx_msg *msg);
 /* Access a line id; returns 1 on hit, 0 on miss (which fills it). */
 int gx_policy_set_access(gx_policy_set *s, uint64_t line);
+/* Remove one line (on_invalidate); returns 1 when it was present. Added by
+ * the policy helper. */
+int gx_policy_set_invalidate(gx_policy_set *s, uint64_t line);
 /* Remove every line and reset the policy state. */
 void gx_policy_set_reset(gx_policy_set *s);
 void gx_policy_set_free(gx_policy_set *s);

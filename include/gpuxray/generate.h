@@ -1,0 +1,37 @@
+/* generate.h - random valid hidden profiles (issue 3 "Proof"): the ground
+ * truth of simulated GPUs that discovery must recover without seeing it.
+ *
+ * Notes:
+ * - Seeded and reproducible: the same seed gives the same profile.
+ * - Ranges: ways 2-32; lines 64 or 128 B; sectors 32 B, 64 B or the line;
+ *   1-128 slices (non-powers of two through masks + a balanced table);
+ *   1, 2 or 4 partitions; XOR masks of weight 2-10 over the observable line
+ *   bits (up to bit 20, the 2 MiB page), some with unobservable bits above;
+ *   power-of-two sets (XOR) or not (modulo); every registered policy
+ *   candidate; uniform and near-far; noise from none to heavy; per-(SM,
+ *   slice) skew from barely above the jitter to 60 cycles. Capacity stays in
+ *   256 KiB..8 MiB so simulated discovery is fast.
+ * - Every generated profile validates (kind "simulated"). */
+#ifndef GPUXRAY_GENERATE_H
+#define GPUXRAY_GENERATE_H
+
+#include <stdint.h>
+
+#include "gpuxray/error.h"
+#include "gpuxray/profile.h"
+
+typedef struct gx_generate_opts {
+    uint64_t min_capacity_bytes; /* default 256 KiB */
+    uint64_t max_capacity_bytes; /* default 8 MiB */
+    uint32_t max_slices;         /* default 128 */
+    int unobservable_bits;       /* 1 (default): masks may use bits above the page */
+    const char *policy;          /* NULL (default): uniform over the candidates */
+} gx_generate_opts;
+
+void gx_generate_opts_default(gx_generate_opts *o);
+/* A new profile (caller frees) or NULL (out of memory / no valid profile). */
+gx_profile *gx_generate_profile(uint64_t seed, const gx_generate_opts *o);
+/* The same with an error message. */
+int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_msg *msg);
+
+#endif

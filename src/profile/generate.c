@@ -1,0 +1,357 @@
+/* generate.c - random valid hidden profiles for the holdout proof (see
+ * generate.h for the ranges).
+ *
+ * Notes:
+ * - All choices come from one gx_rng seeded from the seed, so a seed names
+ *   a profile. Invalid combinations (capacity out of range, too many hash
+ *   bits for the observable address range) are rejected and redrawn from
+ *   the same stream, which keeps the result deterministic.
+ * - The observable parts (line bits .. bit 20, below the 2 MiB page) of all
+ *   slice and set masks together are linearly independent over GF(2): then
+ *   every (slice, set) pair is reachable inside every page, and the whole
+ *   capacity is usable. Bits above the page are added to some masks (slice
+ *   masks, and set masks of power-of-two set counts) as the unobservable
+ *   component a real physical address contributes.
+ * - Set masks for a modulo are ceil(log2(sets)) + 2 bits, so the residues
+ *   are within 25% of uniform. A non-power-of-two slice count uses
+ *   k = ceil(log2(4 * slices)) bits (fewer when the bit budget is tight) and
+ *   a shuffled table in which every slice appears floor or ceil(2^k/slices)
+ *   times. */
+#include "gpuxray/generate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuxray/policy.h"
+#include "gpuxray/rng.h"
+
+#define OBS_HI 20     /* highest observable bit: 2 MiB pages */
+#define HIGH_LO 21    /* unobservable bits drawn from 21..33 */
+#define HIGH_HI 33
+#define PAGE_BYTES (2u << 20)
+
+void gx_generate_opts_default(gx_generate_opts *o)
+{
+    o->min_capacity_bytes = 256u << 10;
+    o->max_capacity_bytes = 8u << 20;
+    o->max_slices = 128;
+    o->unobservable_bits = 1;
+    o->policy = NULL;
+}
+
+static uint64_t urange(gx_rng *r, uint64_t lo, uint64_t hi)
+{
+    return lo + gx_rng_below(r, hi - lo + 1);
+}
+
+static double drange(gx_rng *r, double lo, double hi)
+{
+    return lo + (hi - lo) * gx_rng_uniform(r);
+}
+
+static int is_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+static int ceil_log2(uint64_t x)
+{
+    int k = 0;
+    while (((uint64_t)1 << k) < x)
+        k++;
+    return k;
+}
+
+/* Insert v into an XOR basis indexed by leading bit; 0 when dependent. */
+static int basis_add(uint64_t basis[64], uint64_t v)
+{
+    for (int b = 63; b >= 0; b--) {
+        if (!(v >> b & 1))
+            continue;
+        if (!basis[b]) {
+            basis[b] = v;
+            return 1;
+        }
+        v ^= basis[b];
+    }
+    return 0;
+}
+
+static uint64_t random_bits(gx_rng *r, int lo, int hi, int weight)
+{
+    uint64_t m = 0;
+    int span = hi - lo + 1;
+    if (weight > span)
+        weight = span;
+    while (__builtin_popcountll(m) < weight)
+        m |= (uint64_t)1 << urange(r, (uint64_t)lo, (uint64_t)hi);
+    return m;
+}
+
+/* A mask whose observable part (weight in [wmin, wmax], bits lo..OBS_HI) is
+ * independent of basis; optionally with 1-3 unobservable bits. 0 = failed. */
+static uint64_t new_mask(gx_rng *r, uint64_t basis[64], int lo, int wmin, int wmax, int high)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        int w = (int)urange(r, (uint64_t)wmin, (uint64_t)wmax);
+        uint64_t m = random_bits(r, lo, OBS_HI, w);
+        uint64_t copy[64];
+        memcpy(copy, basis, sizeof copy);
+        if (!basis_add(copy, m))
+            continue;
+        memcpy(basis, copy, sizeof copy);
+        if (high)
+            m |= random_bits(r, HIGH_LO, HIGH_HI, (int)urange(r, 1, 3));
+        return m;
+    }
+    return 0;
+}
+
+typedef struct shape {
+    uint32_t line, sector, ways, slices, partitions, sets;
+    gx_topology topo;
+    int k_slice, n_set, modulo;
+} shape;
+
+static void pick_slices(gx_rng *r, const gx_generate_opts *o, shape *s)
+{
+    uint32_t maxs = o->max_slices ? o->max_slices : 128;
+    if (gx_rng_uniform(r) < 0.4) {
+        s->topo = GX_TOPO_NEAR_FAR;
+        s->partitions = gx_rng_uniform(r) < 0.7 ? 2 : 4;
+        if (s->partitions > maxs)
+            s->partitions = 2;
+    } else {
+        s->topo = GX_TOPO_UNIFORM;
+        s->partitions = 1;
+    }
+    uint32_t per_max = maxs / s->partitions;
+    if (per_max < 1)
+        per_max = 1;
+    uint32_t per;
+    if (gx_rng_uniform(r) < 0.5) {
+        int top = 0;
+        while (((uint32_t)2 << top) <= per_max)
+            top++;
+        per = (uint32_t)1 << urange(r, 0, (uint64_t)top);
+    } else {
+        per = (uint32_t)urange(r, 1, per_max);
+    }
+    s->slices = per * s->partitions;
+    if (s->topo == GX_TOPO_UNIFORM) {
+        /* partitions 1, 2 or 4, dividing the slices */
+        uint32_t opts[3], n = 0;
+        for (uint32_t p = 1; p <= 4; p *= 2)
+            if (s->slices % p == 0 && p <= s->slices)
+                opts[n++] = p;
+        s->partitions = opts[gx_rng_below(r, n)];
+    }
+}
+
+/* Draw a shape; 0 when it breaks a constraint (the caller redraws). */
+static int pick_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->line = gx_rng_uniform(r) < 0.5 ? 64 : 128;
+    uint32_t sec_opts[3] = {32, 64, s->line}, n_sec = s->line > 64 ? 3 : 2;
+    s->sector = sec_opts[gx_rng_below(r, n_sec)];
+    s->ways = (uint32_t)urange(r, 2, 32);
+    pick_slices(r, o, s);
+    const int line_bits = ceil_log2(s->line);
+    const int obs = OBS_HI - line_bits + 1;
+    const int budget = obs - 2; /* keep room for independence (see notes) */
+    /* capacity target, log-uniform */
+    double lo = log((double)o->min_capacity_bytes), hi = log((double)o->max_capacity_bytes);
+    double target = exp(drange(r, lo, hi));
+    double sets_f = target / ((double)s->slices * s->ways * s->line);
+    s->modulo = gx_rng_uniform(r) < 0.4;
+    if (s->modulo) {
+        uint64_t sets = (uint64_t)llround(sets_f);
+        if (sets < 5)
+            sets = 5;
+        if (is_pow2(sets)) /* move off the power of two, staying below the next */
+            sets += urange(r, 1, sets / 4 > 1 ? sets / 4 : 1);
+        s->sets = (uint32_t)sets;
+        s->n_set = ceil_log2(sets) + 2;
+    } else {
+        int k = (int)lround(log2(sets_f > 1 ? sets_f : 1));
+        if (k < 2)
+            k = 2;
+        s->sets = (uint32_t)1 << k;
+        s->n_set = k;
+    }
+    if (is_pow2(s->slices)) {
+        s->k_slice = ceil_log2(s->slices);
+    } else { /* 2^k >= 4 * slices when the bit budget allows, at least 2 * slices */
+        s->k_slice = ceil_log2(4 * (uint64_t)s->slices);
+        int min_k = ceil_log2(s->slices) + 1;
+        while (s->k_slice > min_k && s->k_slice + s->n_set > budget)
+            s->k_slice--;
+    }
+    if (s->k_slice + s->n_set > budget || s->n_set > GX_MAX_MASKS)
+        return 0;
+    uint64_t cap = (uint64_t)s->slices * s->sets * s->ways * s->line;
+    if (cap < o->min_capacity_bytes || cap > o->max_capacity_bytes || s->sets < 4)
+        return 0;
+    return 1;
+}
+
+static int make_hashes(gx_rng *r, const gx_generate_opts *o, const shape *s, gx_profile *p)
+{
+    uint64_t basis[64] = {0};
+    const int line_bits = ceil_log2(s->line);
+    gx_hash_fn *sh = &p->l2.slice_hash, *st = &p->l2.set_hash;
+    sh->present = 1;
+    sh->n_masks = s->k_slice;
+    sh->obs_lo = line_bits;
+    sh->obs_hi = OBS_HI;
+    const int obs = OBS_HI - line_bits + 1;
+    for (int i = 0; i < s->k_slice; i++) {
+        int high = o->unobservable_bits && gx_rng_uniform(r) < 0.3;
+        int wmax = obs < 10 ? obs : 10;
+        sh->masks[i] = new_mask(r, basis, line_bits, 2, wmax, high);
+        if (!sh->masks[i])
+            return 0;
+    }
+    if (!is_pow2(s->slices)) {
+        size_t n = (size_t)1 << s->k_slice;
+        uint64_t *v = malloc(n * sizeof *v);
+        sh->table = malloc(n * sizeof *sh->table);
+        if (!v || !sh->table) {
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++)
+            v[i] = i % s->slices;
+        gx_rng_shuffle_u64(r, v, n);
+        for (size_t i = 0; i < n; i++)
+            sh->table[i] = (uint32_t)v[i];
+        free(v);
+    }
+    st->present = 1;
+    st->n_masks = s->n_set;
+    st->modulo = s->modulo ? s->sets : 0;
+    /* set masks: mostly above the lowest line bits, weight 1-4 (1-2 for a modulo) */
+    int set_lo = line_bits + 2;
+    for (int i = 0; i < s->n_set; i++) {
+        int high = !s->modulo && o->unobservable_bits && gx_rng_uniform(r) < 0.25;
+        st->masks[i] = new_mask(r, basis, set_lo, 1, s->modulo ? 2 : 4, high);
+        if (!st->masks[i])
+            return 0;
+    }
+    return 1;
+}
+
+static void pick_timing(gx_rng *r, const shape *s, gx_profile *p)
+{
+    double hit = floor(drange(r, 150, 300));
+    double far = NAN;
+    if (s->topo == GX_TOPO_NEAR_FAR) {
+        far = floor(hit * drange(r, 1.5, 2.2));
+        p->l2.near_hit_cycles = hit;
+        p->l2.far_hit_cycles = far;
+        p->l2.n_levels = 2;
+        p->l2.levels[0].capacity_bytes = p->l2.capacity_bytes / s->partitions;
+        p->l2.levels[0].latency_cycles = hit;
+        p->l2.levels[1].capacity_bytes = p->l2.capacity_bytes;
+        p->l2.levels[1].latency_cycles = far;
+        p->l2.near_far.copy_to_near = 1;
+        p->l2.near_far.victims_to_far = 1;
+    } else {
+        p->l2.hit_cycles = hit;
+        p->l2.n_levels = 1;
+        p->l2.levels[0].capacity_bytes = p->l2.capacity_bytes;
+        p->l2.levels[0].latency_cycles = hit;
+    }
+    double dram = floor(hit * drange(r, 1.6, 3.0));
+    if (!isnan(far) && dram < far * 1.15)
+        dram = floor(far * 1.15) + 1;
+    p->memory.dram_latency_cycles = dram;
+    p->timer_overhead_cycles = floor(drange(r, 8, 40));
+    /* noise: none (15%) to heavy */
+    p->sim.present = 1;
+    double level = gx_rng_uniform(r) < 0.15 ? 0.0 : gx_rng_uniform(r);
+    p->sim.jitter_cycles = floor(level * 8 * 2 + 0.5) / 2;
+    p->sim.outlier_rate = level > 0 ? 0.002 * gx_rng_uniform(r) : 0;
+    p->sim.outlier_cycles = level > 0 ? floor(drange(r, 1000, 4000)) : 0;
+    p->sim.background_evictions_per_kaccess = level > 0 ? 0.5 * gx_rng_uniform(r) : 0;
+    double skew_lo = fmax(3 * p->sim.jitter_cycles, 4);
+    p->sim.sm_slice_skew_cycles = floor(drange(r, skew_lo, 60) * 2) / 2;
+    p->sim.frames_seed = gx_rng_next(r) >> 16;
+}
+
+int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_msg *msg)
+{
+    gx_generate_opts d;
+    if (!o) {
+        gx_generate_opts_default(&d);
+        o = &d;
+    }
+    if (!out)
+        return gx_fail(msg, GX_EINVAL, "gx_generate: out is NULL");
+    *out = NULL;
+    gx_rng r;
+    gx_rng_seed(&r, gx_mix64(seed ^ 0x6e6572617465ULL));
+    for (int attempt = 0; attempt < 100000; attempt++) {
+        shape s;
+        if (!pick_shape(&r, o, &s))
+            continue;
+        gx_profile *p = gx_profile_new();
+        if (!p)
+            return gx_fail(msg, GX_ENOMEM, "gx_generate: out of memory");
+        int h = make_hashes(&r, o, &s, p);
+        if (h <= 0) {
+            gx_profile_free(p);
+            if (h < 0)
+                return gx_fail(msg, GX_ENOMEM, "gx_generate: out of memory");
+            continue;
+        }
+        snprintf(p->name, sizeof p->name, "gen-%llu", (unsigned long long)seed);
+        strcpy(p->provenance.kind, "simulated");
+        snprintf(p->provenance.target, sizeof p->provenance.target, "generator");
+        p->provenance.seed = seed;
+        snprintf(p->device.name, sizeof p->device.name, "generated GPU %llu (simulated)",
+                 (unsigned long long)seed);
+        p->device.sm_count = (uint32_t)urange(&r, 16, 132);
+        p->device.sm_clock_mhz = (uint32_t)urange(&r, 1000, 2000);
+        p->memory.page_bytes = PAGE_BYTES;
+        p->l2.present = 1;
+        p->l2.line_bytes = s.line;
+        p->l2.sector_bytes = s.sector;
+        p->l2.ways = s.ways;
+        p->l2.slices = s.slices;
+        p->l2.partitions = s.partitions;
+        p->l2.sets_per_slice = s.sets;
+        p->l2.capacity_bytes = (uint64_t)s.slices * s.sets * s.ways * s.line;
+        p->device.api_l2_bytes = p->l2.capacity_bytes;
+        p->l2.topology = s.topo;
+        const char *pol = o->policy;
+        if (!pol) {
+            size_t nc = gx_policy_candidate_count();
+            pol = nc ? gx_policy_candidate((size_t)gx_rng_below(&r, nc)) : "lru";
+        }
+        snprintf(p->l2.policy, sizeof p->l2.policy, "%s", pol);
+        pick_timing(&r, &s, p);
+        gx_msg vm;
+        gx_msg_clear(&vm);
+        int rc = gx_profile_validate(p, &vm);
+        if (rc != GX_OK) {
+            gx_profile_free(p);
+            return gx_fail(msg, rc, "gx_generate: seed %llu gave an invalid profile: %s",
+                           (unsigned long long)seed, vm.text);
+        }
+        *out = p;
+        return GX_OK;
+    }
+    return gx_fail(msg, GX_ERANGE, "gx_generate: no valid profile within the options");
+}
+
+gx_profile *gx_generate_profile(uint64_t seed, const gx_generate_opts *o)
+{
+    gx_profile *p = NULL;
+    if (gx_generate(seed, o, &p, NULL) != GX_OK)
+        return NULL;
+    return p;
+}

@@ -1,0 +1,209 @@
+/* test_generate.c - the generator of hidden profiles: every profile of 500
+ * seeds validates, survives a save/load round trip, is reproducible, and
+ * the distribution covers what the holdout proof needs (non-power-of-two
+ * slices, both topologies, every candidate policy, modulo sets, noise from
+ * none to heavy, unobservable hash bits). */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuxray/generate.h"
+#include "gpuxray/hash.h"
+#include "gpuxray/policy.h"
+#include "gpuxray/profile.h"
+
+#define N_SEEDS 500
+
+static int is_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+static void test_500_seeds_validate_and_cover(void **state)
+{
+    (void)state;
+    size_t nc = gx_policy_candidate_count();
+    assert_true(nc > 0);
+    unsigned *pol_seen = calloc(nc, sizeof *pol_seen);
+    assert_non_null(pol_seen);
+    unsigned npow2 = 0, nonpow2 = 0, uniform = 0, nearfar = 0, modulo = 0, line64 = 0,
+             line128 = 0, sec_line = 0, sec32 = 0, sec64 = 0, quiet = 0, heavy = 0, high = 0,
+             part4 = 0, small_skew = 0, big_skew = 0, slices1 = 0, big_slices = 0;
+    uint32_t min_ways = 99, max_ways = 0;
+    for (uint64_t seed = 1; seed <= N_SEEDS; seed++) {
+        gx_profile *p = NULL;
+        gx_msg m;
+        gx_msg_clear(&m);
+        int rc = gx_generate(seed, NULL, &p, &m);
+        if (rc != GX_OK)
+            fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, m.text);
+        assert_int_equal(rc, GX_OK);
+        assert_int_equal(gx_profile_validate(p, &m), GX_OK);
+        assert_string_equal(p->provenance.kind, "simulated");
+        const uint64_t cap = p->l2.capacity_bytes;
+        assert_true(cap >= (256u << 10) && cap <= (8u << 20));
+        assert_true(p->l2.sets_per_slice >= 4);
+        assert_true(p->l2.ways >= 2 && p->l2.ways <= 32);
+        assert_true(p->l2.slices >= 1 && p->l2.slices <= 128);
+        assert_true(p->device.sm_count >= 16 && p->device.sm_count <= 132);
+        assert_true(p->memory.page_bytes == (2u << 20));
+        double top = p->l2.topology == GX_TOPO_NEAR_FAR ? p->l2.far_hit_cycles : p->l2.hit_cycles;
+        assert_true(p->memory.dram_latency_cycles > top);
+        assert_true(p->sim.sm_slice_skew_cycles >= 3 * p->sim.jitter_cycles);
+        assert_true(p->sim.sm_slice_skew_cycles >= 4 && p->sim.sm_slice_skew_cycles <= 60);
+        /* levels consistent with the topology */
+        assert_true(p->l2.levels[p->l2.n_levels - 1].capacity_bytes == cap);
+        if (p->l2.topology == GX_TOPO_NEAR_FAR) {
+            assert_int_equal(p->l2.n_levels, 2);
+            assert_true(p->l2.levels[0].capacity_bytes == cap / p->l2.partitions);
+            assert_int_equal(p->l2.near_far.copy_to_near, 1);
+            assert_int_equal(p->l2.near_far.victims_to_far, 1);
+            double ratio = p->l2.far_hit_cycles / p->l2.near_hit_cycles;
+            assert_true(ratio >= 1.49 && ratio <= 2.21);
+        } else {
+            assert_int_equal(p->l2.n_levels, 1);
+        }
+        /* slice masks: weight 2-10 in the observable bits */
+        for (int i = 0; i < p->l2.slice_hash.n_masks; i++) {
+            uint64_t obs = p->l2.slice_hash.masks[i] & ((1u << 21) - 1);
+            int w = __builtin_popcountll(obs);
+            assert_true(w >= 2 && w <= 10);
+            if (p->l2.slice_hash.masks[i] >> 21)
+                high++;
+        }
+        /* every (slice, set) pair is reachable within one page: count the
+         * distinct pairs over all lines of a page when the page is small enough */
+        if ((uint64_t)p->l2.slices * p->l2.sets_per_slice <= 4096 && seed % 10 == 0) {
+            uint64_t pairs = (uint64_t)p->l2.slices * p->l2.sets_per_slice;
+            unsigned char *seen = calloc(pairs, 1);
+            assert_non_null(seen);
+            uint64_t distinct = 0;
+            for (uint64_t a = 0; a < (2u << 20); a += p->l2.line_bytes) {
+                uint64_t k = gx_hash_eval(&p->l2.slice_hash, a) * p->l2.sets_per_slice +
+                             gx_hash_eval(&p->l2.set_hash, a);
+                assert_true(k < pairs);
+                if (!seen[k]++)
+                    distinct++;
+            }
+            assert_true(distinct == pairs);
+            free(seen);
+        }
+        for (size_t c = 0; c < nc; c++)
+            if (strcmp(p->l2.policy, gx_policy_candidate(c)) == 0)
+                pol_seen[c]++;
+        if (is_pow2(p->l2.slices))
+            npow2++;
+        else
+            nonpow2++;
+        slices1 += p->l2.slices == 1;
+        big_slices += p->l2.slices >= 64;
+        uniform += p->l2.topology == GX_TOPO_UNIFORM;
+        nearfar += p->l2.topology == GX_TOPO_NEAR_FAR;
+        part4 += p->l2.partitions == 4;
+        modulo += p->l2.set_hash.modulo != 0;
+        line64 += p->l2.line_bytes == 64;
+        line128 += p->l2.line_bytes == 128;
+        sec_line += p->l2.sector_bytes == p->l2.line_bytes;
+        sec32 += p->l2.sector_bytes == 32;
+        sec64 += p->l2.sector_bytes == 64;
+        quiet += p->sim.jitter_cycles == 0 && p->sim.outlier_rate == 0;
+        heavy += p->sim.jitter_cycles >= 6;
+        small_skew += p->sim.sm_slice_skew_cycles <= fmax(3 * p->sim.jitter_cycles, 4) + 4;
+        big_skew += p->sim.sm_slice_skew_cycles >= 50;
+        if (p->l2.ways < min_ways)
+            min_ways = p->l2.ways;
+        if (p->l2.ways > max_ways)
+            max_ways = p->l2.ways;
+        gx_profile_free(p);
+    }
+    fprintf(stderr,
+            "pow2 slices %u, non-pow2 %u, 1 slice %u, >=64 %u; uniform %u near-far %u "
+            "(4 partitions %u); modulo sets %u; lines 64:%u 128:%u; sectors 32:%u 64:%u line:%u; "
+            "quiet %u heavy %u; skew small %u large %u; masks with high bits %u; ways %u..%u\n",
+            npow2, nonpow2, slices1, big_slices, uniform, nearfar, part4, modulo, line64, line128,
+            sec32, sec64, sec_line, quiet, heavy, small_skew, big_skew, high, min_ways, max_ways);
+    assert_true(nonpow2 >= 50 && npow2 >= 50);
+    assert_true(uniform >= 50 && nearfar >= 50 && part4 >= 10);
+    assert_true(modulo >= 30 && N_SEEDS - modulo >= 30);
+    assert_true(line64 >= 50 && line128 >= 50);
+    assert_true(sec32 >= 20 && sec64 >= 20 && sec_line >= 20);
+    assert_true(quiet >= 20 && heavy >= 20);
+    assert_true(small_skew >= 10 && big_skew >= 10);
+    assert_true(high >= 20 && slices1 >= 1 && big_slices >= 20);
+    assert_true(min_ways == 2 && max_ways == 32);
+    for (size_t c = 0; c < nc; c++) {
+        if (pol_seen[c] == 0)
+            fprintf(stderr, "policy %s never generated\n", gx_policy_candidate(c));
+        assert_true(pol_seen[c] > 0);
+    }
+    free(pol_seen);
+}
+
+static void test_reproducible_and_round_trip(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1000; seed < 1020; seed++) {
+        gx_profile *a = gx_generate_profile(seed, NULL), *b = gx_generate_profile(seed, NULL);
+        assert_non_null(a);
+        assert_non_null(b);
+        char *ta = gx_profile_to_json(a), *tb = gx_profile_to_json(b);
+        assert_string_equal(ta, tb);
+        gx_profile *c = NULL;
+        gx_msg m;
+        assert_int_equal(gx_profile_parse(ta, "gen.json", &c, &m), GX_OK);
+        char *tc = gx_profile_to_json(c);
+        assert_string_equal(ta, tc);
+        free(ta);
+        free(tb);
+        free(tc);
+        gx_profile_free(a);
+        gx_profile_free(b);
+        gx_profile_free(c);
+    }
+    gx_profile *x = gx_generate_profile(1, NULL), *y = gx_generate_profile(2, NULL);
+    char *tx = gx_profile_to_json(x), *ty = gx_profile_to_json(y);
+    assert_true(strcmp(tx, ty) != 0);
+    free(tx);
+    free(ty);
+    gx_profile_free(x);
+    gx_profile_free(y);
+}
+
+static void test_options(void **state)
+{
+    (void)state;
+    gx_generate_opts o;
+    gx_generate_opts_default(&o);
+    o.policy = "lru";
+    o.max_capacity_bytes = 1u << 20;
+    o.unobservable_bits = 0;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        gx_profile *p = gx_generate_profile(seed, &o);
+        assert_non_null(p);
+        assert_string_equal(p->l2.policy, "lru");
+        assert_true(p->l2.capacity_bytes <= (1u << 20));
+        for (int i = 0; i < p->l2.slice_hash.n_masks; i++)
+            assert_true(p->l2.slice_hash.masks[i] >> 21 == 0);
+        for (int i = 0; i < p->l2.set_hash.n_masks; i++)
+            assert_true(p->l2.set_hash.masks[i] >> 21 == 0);
+        gx_profile_free(p);
+    }
+    o.min_capacity_bytes = 2u << 20; /* min > max: impossible */
+    gx_profile *p = NULL;
+    gx_msg m;
+    assert_int_equal(gx_generate(1, &o, &p, &m), GX_ERANGE);
+    assert_null(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_500_seeds_validate_and_cover),
+        cmocka_unit_test(test_reproducible_and_round_trip),
+        cmocka_unit_test(test_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
