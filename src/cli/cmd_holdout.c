@@ -167,8 +167,11 @@ static void last_line(const char *path, char *out, size_t cap)
         size_t n = strlen(line);
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
-        if (n)
-            snprintf(out, cap, "%s", line);
+        if (n) {
+            size_t k = n < cap - 1 ? n : cap - 1;
+            memcpy(out, line, k);
+            out[k] = '\0';
+        }
     }
     fclose(f);
 }

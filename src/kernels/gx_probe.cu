@@ -1,0 +1,346 @@
+/* gx_probe.cu - the CUDA kernels behind the cuda target's primitives
+ * (Contract 2 of DESIGN.md): pointer chase, timed op sequence, prime+probe,
+ * the device-side chain builder and an SM census. Built by nvcc to one
+ * fatbin (sm_80, sm_86, sm_89, sm_90 + compute_90 PTX) that the C host
+ * (src/target/cuda.c) loads through the driver API; no C++ runtime is used.
+ *
+ * Notes:
+ * - Loads bypass L1: ld.global.cg (cache at L2 only); stores st.global.cg.
+ * - Timing is clock64 (%clock64) read by the thread that does the access,
+ *   so on the same SM. A timed interval is [clock, access, consume the
+ *   loaded value into shared memory, clock]: the shared store cannot issue
+ *   before the load's value has arrived, so the second clock read sees the
+ *   whole latency. The same interval around nothing (GX_KOP_NONE) is the
+ *   timer overhead that every timed value includes.
+ * - SM pinning: the host launches one block per SM (each block asks for
+ *   more than half an SM's shared memory, so no SM holds two) and passes the
+ *   wanted %smid; a block elsewhere leaves at once without touching memory,
+ *   the block on the wanted SM claims the job with one atomic (so a second
+ *   block that lands there later cannot run it too). At the end %smid is
+ *   read again; a block that moved reports GX_ST_MOVED.
+ * - Dependence: the chase walks pointers; seq and probe make each address
+ *   depend on the previous loaded value through (value & zero), zero a
+ *   kernel argument that the host sets to 0 (the compiler cannot fold it).
+ * - Dead-store guard: the final pointer / last value is written to the
+ *   result slots, so no chain can be optimised away (the asm is volatile
+ *   as well).
+ * - Bounds: every loop checks clock64 against a cycle budget from the host
+ *   and stops with GX_ST_TIMEOUT when it runs out. */
+#include "gx_kernels_abi.h"
+
+typedef unsigned long long u64;
+
+static __device__ __forceinline__ unsigned gx_smid(void)
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+
+static __device__ __forceinline__ unsigned gx_nsmid(void)
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%nsmid;" : "=r"(r));
+    return r;
+}
+
+static __device__ __forceinline__ u64 gx_clock(void)
+{
+    u64 r;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(r)::"memory");
+    return r;
+}
+
+static __device__ __forceinline__ u64 gx_ld_cg(const void *p)
+{
+    u64 v;
+    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ void gx_st_cg(void *p, u64 v)
+{
+    asm volatile("st.global.cg.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* Shared-memory address (32-bit) of the sink word hdr[1], computed once per
+ * kernel so that no address arithmetic (S2UR SR_CgaCtaId on sm_90) lands
+ * inside a timed interval. */
+static __device__ __forceinline__ unsigned gx_sink_addr(u64 *smem)
+{
+    return (unsigned)__cvta_generic_to_shared(smem + 1);
+}
+
+/* Consume v into shared memory: the store issues only once v has arrived. */
+static __device__ __forceinline__ void gx_consume(unsigned sink, u64 v)
+{
+    asm volatile("st.shared.u64 [%0], %1;" ::"r"(sink), "l"(v) : "memory");
+}
+
+/* Spin for `cycles` without touching memory. */
+static __device__ __forceinline__ void gx_linger(u64 cycles)
+{
+    const u64 t0 = gx_clock();
+    while (gx_clock() - t0 < cycles) {
+    }
+}
+
+/* True in every thread of the one block that runs the job: it sits on SM
+ * want_smid and won the claim, i.e. it was the first to write this launch's
+ * ticket (a number the host never repeats) into res[GX_R_CLAIM]. Other
+ * blocks linger (optionally) and leave. */
+static __device__ __forceinline__ bool gx_claim(u64 *res, unsigned want_smid, u64 linger,
+                                                u64 ticket, volatile u64 *hdr)
+{
+    if (threadIdx.x == 0) {
+        u64 mine = 0;
+        if (gx_smid() == want_smid && atomicExch(&res[GX_R_CLAIM], ticket) != ticket)
+            mine = 1;
+        hdr[0] = mine;
+        if (!mine && linger)
+            gx_linger(linger);
+    }
+    __syncthreads();
+    return hdr[0] != 0;
+}
+
+static __device__ __forceinline__ const u64 *gx_walk8(const u64 *p)
+{
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        p = (const u64 *)gx_ld_cg(p);
+    return p;
+}
+
+/* Walk `steps` pointers from *pp; false when the budget ran out. */
+static __device__ __forceinline__ bool gx_walk(const u64 **pp, u64 steps, u64 *left_out,
+                                               u64 t_begin, u64 budget)
+{
+    const u64 *p = *pp;
+    u64 left = steps;
+    bool ok = true;
+    while (left >= 8) {
+        p = gx_walk8(p);
+        left -= 8;
+        if (gx_clock() - t_begin > budget) {
+            ok = false;
+            break;
+        }
+    }
+    if (ok)
+        while (left > 0) {
+            p = (const u64 *)gx_ld_cg(p);
+            left--;
+        }
+    *pp = p;
+    *left_out = left;
+    return ok;
+}
+
+/* One thread on SM want_smid walks warm_steps untimed, then timed_steps
+ * between two clock64 reads. res[CYCLES] = cycles, res[STEPS] = timed
+ * steps done, res[SINK] = final pointer. */
+extern "C" __global__ void __launch_bounds__(GX_CHASE_THREADS)
+    gx_chase(const u64 *start, u64 warm_steps, u64 timed_steps, unsigned want_smid, u64 linger,
+             u64 budget, u64 *res, u64 ticket)
+{
+    extern __shared__ u64 gx_smem[];
+    volatile u64 *hdr = gx_smem;
+    if (!gx_claim(res, want_smid, linger, ticket, hdr) || threadIdx.x != 0)
+        return;
+    const unsigned sink = gx_sink_addr(gx_smem);
+    const u64 t_begin = gx_clock();
+    const u64 *p = start;
+    u64 left = 0, t0 = 0, t1 = 0, status = GX_ST_OK;
+    if (!gx_walk(&p, warm_steps, &left, t_begin, budget)) {
+        status = GX_ST_TIMEOUT;
+        left = timed_steps;
+    } else {
+        gx_consume(sink, (u64)p);
+        t0 = gx_clock();
+        if (!gx_walk(&p, timed_steps, &left, t_begin, budget))
+            status = GX_ST_TIMEOUT;
+        gx_consume(sink, (u64)p);
+        t1 = gx_clock();
+    }
+    if (status == GX_ST_OK && gx_smid() != want_smid)
+        status = GX_ST_MOVED;
+    res[GX_R_STATUS] = status;
+    res[GX_R_CYCLES] = t1 - t0;
+    res[GX_R_STEPS] = timed_steps - left;
+    res[GX_R_SMID] = gx_smid();
+    res[GX_R_SINK] = (u64)p;
+}
+
+/* One timed access (or empty interval) of kind `kind` at a; returns the
+ * cycles and updates *prev with the loaded value. */
+static __device__ __forceinline__ unsigned gx_timed_op(unsigned kind, u64 *a, u64 *prev,
+                                                       unsigned sink)
+{
+    u64 t0, t1;
+    if (kind == GX_KOP_LOAD) {
+        t0 = gx_clock();
+        const u64 v = gx_ld_cg(a);
+        gx_consume(sink, v);
+        t1 = gx_clock();
+        *prev = v;
+    } else if (kind == GX_KOP_STORE) {
+        t0 = gx_clock();
+        gx_st_cg(a, *prev);
+        gx_consume(sink, *prev);
+        t1 = gx_clock();
+    } else {
+        t0 = gx_clock();
+        gx_consume(sink, *prev);
+        t1 = gx_clock();
+    }
+    const u64 d = t1 - t0;
+    return d > 0xFFFFFFFFull ? 0xFFFFFFFFu : (unsigned)d;
+}
+
+/* One thread on SM want_smid runs the n packed ops in order; each address
+ * depends on the previous loaded value. cycles_out gets one u32 per timed
+ * op (buffered in shared memory during the run). */
+extern "C" __global__ void __launch_bounds__(GX_SEQ_THREADS)
+    gx_seq(char *base, const u64 *ops, u64 n, unsigned want_smid, u64 linger, u64 zero,
+           u64 budget, u64 *res, unsigned *cycles_out, u64 ticket)
+{
+    extern __shared__ u64 gx_smem[];
+    volatile u64 *hdr = gx_smem;
+    u64 *s_ops = gx_smem + GX_HDR_WORDS;
+    unsigned *s_cyc = (unsigned *)(s_ops + n);
+    if (!gx_claim(res, want_smid, linger, ticket, hdr))
+        return;
+    for (u64 i = threadIdx.x; i < n; i += blockDim.x)
+        s_ops[i] = ops[i];
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    u64 prev = 0, status = GX_ST_OK, i = 0;
+    unsigned nt = 0;
+    const unsigned sink = gx_sink_addr(gx_smem);
+    const u64 t_begin = gx_clock();
+    for (; i < n; i++) {
+        const u64 w = s_ops[i];
+        const unsigned kind = (unsigned)(w >> GX_OPW_KIND_SHIFT) & 0xFFu;
+        u64 *a = (u64 *)(base + (w & GX_OPW_OFFSET_MASK) + (prev & zero));
+        const unsigned c = gx_timed_op(kind, a, &prev, sink);
+        if (w & GX_OPW_TIMED_BIT)
+            s_cyc[nt++] = c;
+        if (gx_clock() - t_begin > budget) {
+            status = GX_ST_TIMEOUT;
+            i++;
+            break;
+        }
+    }
+    for (unsigned k = 0; k < nt; k++)
+        cycles_out[k] = s_cyc[k];
+    if (status == GX_ST_OK && gx_smid() != want_smid)
+        status = GX_ST_MOVED;
+    res[GX_R_STATUS] = status;
+    res[GX_R_STEPS] = i;
+    res[GX_R_NTIMED] = nt;
+    res[GX_R_SMID] = gx_smid();
+    res[GX_R_SINK] = prev;
+}
+
+/* All threads of the block on SM want_smid load the prime offsets (any
+ * order, ld.global.cg), wait for every value, synchronise; then thread 0
+ * times each probe in order, each address dependent on the last value.
+ * Probe offsets (and prime offsets when prime_in_smem) are copied to shared
+ * memory before the prime, so reading them does not touch L2 afterwards. */
+extern "C" __global__ void __launch_bounds__(GX_PP_THREADS)
+    gx_prime_probe(char *base, const u64 *prime, u64 n_prime, unsigned prime_in_smem,
+                   const u64 *probe, u64 n_probe, unsigned want_smid, u64 linger, u64 zero,
+                   u64 budget, u64 *res, unsigned *cycles_out, u64 ticket)
+{
+    extern __shared__ u64 gx_smem[];
+    volatile u64 *hdr = gx_smem;
+    u64 *s_probe = gx_smem + GX_HDR_WORDS;
+    u64 *s_prime = s_probe + n_probe;
+    unsigned *s_cyc = (unsigned *)(s_prime + (prime_in_smem ? n_prime : 0));
+    if (!gx_claim(res, want_smid, linger, ticket, hdr))
+        return;
+    if (threadIdx.x == 0)
+        hdr[2] = 0; /* late flag */
+    for (u64 i = threadIdx.x; i < n_probe; i += blockDim.x)
+        s_probe[i] = probe[i];
+    if (prime_in_smem)
+        for (u64 i = threadIdx.x; i < n_prime; i += blockDim.x)
+            s_prime[i] = prime[i];
+    __syncthreads();
+    const u64 t_begin = gx_clock();
+    u64 acc = 0, done = 0;
+    for (u64 i = threadIdx.x; i < n_prime; i += blockDim.x) {
+        const u64 off = prime_in_smem ? s_prime[i] : prime[i];
+        acc += gx_ld_cg(base + off);
+        done++;
+        if ((done & 15) == 0 && gx_clock() - t_begin > budget) {
+            hdr[2] = 1;
+            break;
+        }
+    }
+    if ((acc & zero) != 0) /* never true: makes every prime load complete */
+        hdr[3] = acc;
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    u64 prev = 0, status = hdr[2] ? GX_ST_TIMEOUT : GX_ST_OK, i = 0;
+    const unsigned sink = gx_sink_addr(gx_smem);
+    if (status == GX_ST_OK)
+        for (; i < n_probe; i++) {
+            u64 *a = (u64 *)(base + s_probe[i] + (prev & zero));
+            s_cyc[i] = gx_timed_op(GX_KOP_LOAD, a, &prev, sink);
+            if (gx_clock() - t_begin > budget) {
+                status = GX_ST_TIMEOUT;
+                i++;
+                break;
+            }
+        }
+    for (u64 k = 0; k < i; k++)
+        cycles_out[k] = s_cyc[k];
+    if (status == GX_ST_OK && gx_smid() != want_smid)
+        status = GX_ST_MOVED;
+    res[GX_R_STATUS] = status;
+    res[GX_R_STEPS] = i;
+    res[GX_R_NTIMED] = i;
+    res[GX_R_SMID] = gx_smid();
+    res[GX_R_SINK] = prev;
+}
+
+/* Chain builder, pass 1: zero every chain word. */
+extern "C" __global__ void __launch_bounds__(GX_BUILD_THREADS)
+    gx_chain_clear(char *base, const u64 *off, u64 n)
+{
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        *(u64 *)(base + off[i]) = 0;
+}
+
+/* Chain builder, pass 2: word off[i] <- address of word off[i+1 mod n]. A
+ * word written twice (duplicate offset) is reported with GX_ST_DUP. */
+extern "C" __global__ void __launch_bounds__(GX_BUILD_THREADS)
+    gx_chain_link(char *base, const u64 *off, u64 n, u64 *res)
+{
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const u64 next = i + 1 == n ? 0 : i + 1;
+        const u64 old = atomicExch((u64 *)(base + off[i]), (u64)(base + off[next]));
+        if (old != 0) {
+            res[GX_R_STATUS] = GX_ST_DUP;
+            res[GX_R_AUX] = off[i];
+        }
+    }
+}
+
+/* SM census: each block counts itself under its %smid, then lingers so the
+ * first wave covers every SM. */
+extern "C" __global__ void gx_census(unsigned *seen, u64 linger)
+{
+    if (threadIdx.x != 0)
+        return;
+    const unsigned id = gx_smid();
+    atomicAdd(&seen[id < GX_CENSUS_IDS ? id : GX_CENSUS_OVERFLOW], 1u);
+    atomicMax(&seen[GX_CENSUS_NSMID], gx_nsmid());
+    gx_linger(linger);
+}
