@@ -1,0 +1,160 @@
+/* placement.c - virtual-to-physical placement of pages (see placement.h).
+ *
+ * Models: the driver's choice of physical frames, unknown to the program:
+ * each virtual page gets, on first touch, a frame drawn uniformly at random
+ * (seeded) among the frames not yet used, so PA bits above the page are
+ * random per page and hash bits there are no more visible than on a GPU.
+ *
+ * Notes:
+ * - page_bytes must be a power of two; phys_bytes a multiple of it.
+ * - Mapping: an open-addressing hash table vpn -> frame; used frames in a
+ *   bitmap. When every frame is taken (more pages than phys_bytes holds) a
+ *   frame is reused: placement stays deterministic, uniqueness is lost
+ *   (never the case for arenas below phys_bytes).
+ * - Offsets within the page are preserved. */
+#include "gpuxray/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuxray/rng.h"
+
+#define EMPTY_KEY UINT64_MAX
+
+struct gx_placement {
+    uint64_t page_bytes, page_shift, nframes, used_frames;
+    uint64_t *used;      /* bitmap of nframes bits */
+    uint64_t *keys;      /* vpn, EMPTY_KEY when empty */
+    uint64_t *vals;      /* frame */
+    uint64_t cap, count; /* table capacity (power of two), entries */
+    gx_rng rng;
+};
+
+static int alloc_table(gx_placement *pl, uint64_t cap)
+{
+    uint64_t *k = malloc((size_t)cap * sizeof *k);
+    uint64_t *v = malloc((size_t)cap * sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return GX_ENOMEM;
+    }
+    for (uint64_t i = 0; i < cap; i++)
+        k[i] = EMPTY_KEY;
+    free(pl->keys);
+    free(pl->vals);
+    pl->keys = k;
+    pl->vals = v;
+    pl->cap = cap;
+    pl->count = 0;
+    return GX_OK;
+}
+
+int gx_placement_new(uint64_t page_bytes, uint64_t phys_bytes, uint64_t seed,
+                     gx_placement **out, gx_msg *msg)
+{
+    *out = NULL;
+    if (!page_bytes || (page_bytes & (page_bytes - 1)))
+        return gx_fail(msg, GX_EINVAL, "placement: page_bytes %llu is not a power of two",
+                       (unsigned long long)page_bytes);
+    if (phys_bytes < page_bytes || phys_bytes % page_bytes)
+        return gx_fail(msg, GX_EINVAL,
+                       "placement: phys_bytes %llu is not a positive multiple of page_bytes %llu",
+                       (unsigned long long)phys_bytes, (unsigned long long)page_bytes);
+    gx_placement *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return gx_fail(msg, GX_ENOMEM, "placement: out of memory");
+    pl->page_bytes = page_bytes;
+    pl->page_shift = (uint64_t)__builtin_ctzll(page_bytes);
+    pl->nframes = phys_bytes / page_bytes;
+    pl->used = calloc((size_t)((pl->nframes + 63) / 64), sizeof *pl->used);
+    if (!pl->used || alloc_table(pl, 1024) != GX_OK) {
+        gx_placement_free(pl);
+        return gx_fail(msg, GX_ENOMEM, "placement: out of memory");
+    }
+    gx_rng_seed(&pl->rng, seed);
+    *out = pl;
+    return GX_OK;
+}
+
+void gx_placement_free(gx_placement *pl)
+{
+    if (!pl)
+        return;
+    free(pl->used);
+    free(pl->keys);
+    free(pl->vals);
+    free(pl);
+}
+
+static uint64_t slot_of(const gx_placement *pl, uint64_t vpn)
+{
+    return gx_mix64(vpn) & (pl->cap - 1);
+}
+
+static void put(gx_placement *pl, uint64_t vpn, uint64_t frame)
+{
+    uint64_t i = slot_of(pl, vpn);
+    while (pl->keys[i] != EMPTY_KEY)
+        i = (i + 1) & (pl->cap - 1);
+    pl->keys[i] = vpn;
+    pl->vals[i] = frame;
+    pl->count++;
+}
+
+static void grow(gx_placement *pl)
+{
+    uint64_t *ok = pl->keys, *ov = pl->vals, ocap = pl->cap;
+    pl->keys = pl->vals = NULL;
+    if (alloc_table(pl, ocap * 2) != GX_OK) {
+        /* keep the old table (it still works, just fuller) */
+        pl->keys = ok;
+        pl->vals = ov;
+        pl->cap = ocap;
+        return;
+    }
+    for (uint64_t i = 0; i < ocap; i++)
+        if (ok[i] != EMPTY_KEY)
+            put(pl, ok[i], ov[i]);
+    free(ok);
+    free(ov);
+}
+
+static uint64_t new_frame(gx_placement *pl)
+{
+    uint64_t f = gx_rng_below(&pl->rng, pl->nframes);
+    if (pl->used_frames >= pl->nframes)
+        return f; /* physical space exhausted: reuse (documented) */
+    while (pl->used[f / 64] >> (f % 64) & 1u)
+        f = (f + 1) % pl->nframes;
+    pl->used[f / 64] |= (uint64_t)1 << (f % 64);
+    pl->used_frames++;
+    return f;
+}
+
+uint64_t gx_placement_translate(gx_placement *pl, uint64_t va)
+{
+    uint64_t vpn = va >> pl->page_shift;
+    uint64_t off = va & (pl->page_bytes - 1);
+    uint64_t i = slot_of(pl, vpn);
+    while (pl->keys[i] != EMPTY_KEY) {
+        if (pl->keys[i] == vpn)
+            return (pl->vals[i] << pl->page_shift) | off;
+        i = (i + 1) & (pl->cap - 1);
+    }
+    uint64_t f = new_frame(pl);
+    if ((pl->count + 1) * 2 > pl->cap)
+        grow(pl);
+    put(pl, vpn, f);
+    return (f << pl->page_shift) | off;
+}
+
+void gx_placement_reset(gx_placement *pl, uint64_t seed)
+{
+    for (uint64_t i = 0; i < pl->cap; i++)
+        pl->keys[i] = EMPTY_KEY;
+    pl->count = 0;
+    memset(pl->used, 0, (size_t)((pl->nframes + 63) / 64) * sizeof *pl->used);
+    pl->used_frames = 0;
+    gx_rng_seed(&pl->rng, seed);
+}

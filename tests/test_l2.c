@@ -1,0 +1,374 @@
+/* test_l2.c - the L2 model (l2.h): exact uniform latencies without noise, the
+ * slice histogram follows the hash, near-far from two SMs in different
+ * partitions, victims pushed to the far partition, seeded noise, background
+ * evictions at their rate, deterministic per-(SM, slice) skew, stats. */
+#include <math.h>
+#include <string.h>
+
+#include "gpuxray/hash.h"
+#include "gpuxray/l2.h"
+#include "gpuxray/profile.h"
+#include "testutil.h"
+
+/* A small card: 128 B lines of 4 sectors, 4 ways, 2 partitions x 2 slices,
+ * 8 sets per slice; slice = PA bits 7, 8; set = bits 9..11; 8 SMs. SMs 0-3
+ * sit next to partition 0 (slices 0, 1), SMs 4-7 next to partition 1. */
+static gx_profile *small_profile(gx_topology topo)
+{
+    gx_profile *p = gx_profile_new();
+    assert_non_null(p);
+    strcpy(p->provenance.kind, "reference");
+    strcpy(p->device.name, "test card");
+    p->device.sm_count = 8;
+    p->device.sm_clock_mhz = 1000;
+    p->device.api_l2_bytes = 16384;
+    p->timer_overhead_cycles = 4;
+    p->memory.page_bytes = 2 << 20;
+    p->memory.dram_latency_cycles = 300;
+    p->l2.present = 1;
+    p->l2.line_bytes = 128;
+    p->l2.sector_bytes = 32;
+    p->l2.ways = 4;
+    p->l2.partitions = 2;
+    p->l2.slices = 4;
+    p->l2.sets_per_slice = 8;
+    p->l2.capacity_bytes = 4 * 8 * 4 * 128;
+    strcpy(p->l2.policy, "lru");
+    p->l2.topology = topo;
+    if (topo == GX_TOPO_UNIFORM) {
+        p->l2.hit_cycles = 100;
+    } else {
+        p->l2.near_hit_cycles = 100;
+        p->l2.far_hit_cycles = 200;
+        p->l2.near_far.copy_to_near = 1;
+        p->l2.near_far.victims_to_far = 1;
+    }
+    p->l2.slice_hash.present = 1;
+    p->l2.slice_hash.n_masks = 2;
+    p->l2.slice_hash.masks[0] = 1u << 7;
+    p->l2.slice_hash.masks[1] = 1u << 8;
+    p->l2.set_hash.present = 1;
+    p->l2.set_hash.n_masks = 3;
+    for (int i = 0; i < 3; i++)
+        p->l2.set_hash.masks[i] = 1u << (9 + i);
+    p->sim.present = 1;
+    p->sim.jitter_cycles = 2;
+    p->sim.outlier_rate = 0.001;
+    p->sim.outlier_cycles = 1000;
+    p->sim.background_evictions_per_kaccess = 0;
+    p->sim.sm_slice_skew_cycles = 30;
+    p->sim.frames_seed = 7;
+    gx_msg m;
+    gx_msg_clear(&m);
+    int rc = gx_profile_validate(p, &m);
+    if (rc != GX_OK)
+        print_error("validate: %s\n", m.text);
+    assert_int_equal(rc, GX_OK);
+    return p;
+}
+
+static gx_l2 *mk(const gx_profile *p, int noise, int skew, uint64_t seed)
+{
+    gx_l2_opts o = {noise, skew, seed};
+    gx_l2 *l2 = NULL;
+    gx_msg m;
+    gx_msg_clear(&m);
+    int rc = gx_l2_new(p, &o, &l2, &m);
+    if (rc != GX_OK)
+        print_error("gx_l2_new: %s\n", m.text);
+    assert_int_equal(rc, GX_OK);
+    return l2;
+}
+
+static double lat(gx_l2 *l2, uint64_t pa, uint32_t sm, gx_l2_level *level)
+{
+    gx_l2_result r;
+    gx_l2_access(l2, pa, sm, GX_L2_READ, &r);
+    if (level)
+        *level = r.level;
+    return r.latency_cycles;
+}
+
+static void test_uniform_exact(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_UNIFORM);
+    gx_l2 *l2 = mk(p, 0, 0, 1);
+    gx_l2_level lv;
+    assert_true(lat(l2, 0x1000, 3, &lv) == 300.0);
+    assert_int_equal(lv, GX_L2_DRAM);
+    assert_true(lat(l2, 0x1008, 3, &lv) == 100.0); /* same sector */
+    assert_int_equal(lv, GX_L2_NEAR);
+    assert_true(lat(l2, 0x1020, 5, &lv) == 300.0); /* next sector: sector miss */
+    assert_true(lat(l2, 0x1020, 6, &lv) == 100.0);
+    /* 5 lines of one set (4 ways, LRU): the first is gone */
+    for (uint64_t j = 0; j < 5; j++)
+        lat(l2, 0x80000 + j * 4096, 0, NULL);
+    assert_true(lat(l2, 0x80000, 0, &lv) == 300.0);
+    gx_l2_stats s;
+    gx_l2_get_stats(l2, &s);
+    assert_int_equal(s.level[GX_L2_NEAR].accesses, 10);
+    assert_int_equal(s.level[GX_L2_NEAR].hits, 2);
+    assert_int_equal(s.level[GX_L2_NEAR].sector_misses, 1);
+    assert_int_equal(s.level[GX_L2_NEAR].line_misses, 7);
+    assert_int_equal(s.level[GX_L2_FAR].accesses, 0);
+    assert_int_equal(s.dram_accesses, 8);
+    assert_int_equal(gx_l2_sm_partition(l2, 7), 0);
+    gx_l2_reset_stats(l2);
+    gx_l2_get_stats(l2, &s);
+    assert_int_equal(s.level[GX_L2_NEAR].accesses + s.dram_accesses, 0);
+    /* a flush empties the cache */
+    assert_true(lat(l2, 0x84000, 3, NULL) == 100.0);
+    gx_l2_flush(l2);
+    assert_true(lat(l2, 0x84000, 3, NULL) == 300.0);
+    gx_l2_free(l2);
+    gx_profile_free(p);
+}
+
+static void test_slice_histogram_follows_hash(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_UNIFORM);
+    /* a less regular slice hash: bit 7 ^ bit 12, bit 8 ^ bit 9 ^ bit 13 */
+    p->l2.slice_hash.masks[0] = (1u << 7) | (1u << 12);
+    p->l2.slice_hash.masks[1] = (1u << 8) | (1u << 9) | (1u << 13);
+    gx_l2 *l2 = mk(p, 0, 0, 1);
+    uint64_t expect[4] = {0};
+    for (uint64_t i = 0; i < 3000; i++) {
+        uint64_t pa = (i * 0x9e3779b1ULL) & 0xffff80ULL;
+        gx_l2_result r;
+        gx_l2_access(l2, pa, (uint32_t)(i % 8), GX_L2_READ, &r);
+        uint64_t s = gx_hash_eval(&p->l2.slice_hash, pa);
+        assert_int_equal(r.slice, s);
+        expect[s]++;
+    }
+    gx_l2_stats st;
+    gx_l2_get_stats(l2, &st);
+    assert_int_equal(st.slices, 4);
+    for (int s = 0; s < 4; s++)
+        assert_int_equal(st.slice_accesses[s], expect[s]);
+    gx_l2_free(l2);
+    gx_profile_free(p);
+}
+
+static void test_near_far_swap(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_NEAR_FAR);
+    gx_l2 *l2 = mk(p, 0, 0, 1);
+    assert_int_equal(gx_l2_sm_partition(l2, 0), 0);
+    assert_int_equal(gx_l2_sm_partition(l2, 3), 0);
+    assert_int_equal(gx_l2_sm_partition(l2, 4), 1);
+    assert_int_equal(gx_l2_sm_partition(l2, 7), 1);
+    gx_l2_level lv;
+    const uint64_t a = 0x4200; /* slice 0: home partition 0 */
+    assert_true(lat(l2, a, 0, &lv) == 300.0);
+    assert_true(lat(l2, a, 1, &lv) == 100.0); /* SM 1 shares partition 0 */
+    assert_int_equal(lv, GX_L2_NEAR);
+    /* SM 5 (partition 1): far, then (the line moved) near */
+    assert_true(lat(l2, a, 5, &lv) == 200.0);
+    assert_int_equal(lv, GX_L2_FAR);
+    assert_true(lat(l2, a, 5, &lv) == 100.0);
+    assert_int_equal(lv, GX_L2_NEAR);
+    /* now SM 0 sees it far */
+    assert_true(lat(l2, a, 0, &lv) == 200.0);
+    assert_int_equal(lv, GX_L2_FAR);
+    gx_l2_stats s;
+    gx_l2_get_stats(l2, &s);
+    assert_int_equal(s.level[GX_L2_NEAR].accesses, 5);
+    assert_int_equal(s.level[GX_L2_NEAR].hits, 2);
+    assert_int_equal(s.level[GX_L2_FAR].accesses, 3);
+    assert_int_equal(s.level[GX_L2_FAR].hits, 2);
+    assert_int_equal(s.dram_accesses, 1);
+    gx_l2_free(l2);
+    gx_profile_free(p);
+}
+
+/* 5 lines of one near set (4 ways): the first one leaves the near partition.
+ * With victims_to_far it is found in the far partition; without it, it is
+ * gone (its home is the near partition). */
+static void test_victims_to_far(void **state)
+{
+    (void)state;
+    for (int victims = 0; victims <= 1; victims++) {
+        gx_profile *p = small_profile(GX_TOPO_NEAR_FAR);
+        p->l2.near_far.victims_to_far = victims;
+        gx_l2 *l2 = mk(p, 0, 0, 1);
+        for (uint64_t j = 0; j < 5; j++)
+            assert_true(lat(l2, 0x100000 + j * 4096, 2, NULL) == 300.0);
+        gx_l2_level lv;
+        double t = lat(l2, 0x100000, 2, &lv);
+        if (victims) {
+            assert_true(t == 200.0);
+            assert_int_equal(lv, GX_L2_FAR);
+            /* it moved back near; the line it displaced went far */
+            assert_true(lat(l2, 0x100000, 2, &lv) == 100.0);
+            assert_true(lat(l2, 0x100000 + 1 * 4096, 2, &lv) == 200.0);
+        } else {
+            assert_true(t == 300.0);
+            assert_int_equal(lv, GX_L2_DRAM);
+        }
+        gx_l2_free(l2);
+        gx_profile_free(p);
+    }
+}
+
+/* copy_to_near without victims: a line homed in the far partition keeps its
+ * home copy, so after leaving the near partition it is a far hit. */
+static void test_copy_keeps_home(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_NEAR_FAR);
+    p->l2.near_far.victims_to_far = 0;
+    gx_l2 *l2 = mk(p, 0, 0, 1);
+    const uint64_t base = 0x100100; /* bits 7, 8 = 0, 1: slice 2, home partition 1 */
+    assert_true(lat(l2, base, 0, NULL) == 300.0);
+    /* 4 lines of slice 0 (home: the near partition) share its near set */
+    for (uint64_t j = 0; j < 4; j++)
+        assert_true(lat(l2, 0x200000 + j * 4096, 0, NULL) == 300.0);
+    gx_l2_level lv;
+    assert_true(lat(l2, base, 0, &lv) == 200.0);
+    assert_int_equal(lv, GX_L2_FAR);
+    /* the SMs of partition 1 see it near */
+    assert_true(lat(l2, base, 6, &lv) == 100.0);
+    assert_int_equal(lv, GX_L2_NEAR);
+    gx_l2_free(l2);
+    gx_profile_free(p);
+}
+
+static void test_noise_seeded(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_UNIFORM);
+    gx_l2 *a = mk(p, 1, 1, 11), *b = mk(p, 1, 1, 11), *c = mk(p, 1, 1, 12);
+    int differ = 0, outliers = 0;
+    double sum = 0;
+    const int n = 20000;
+    for (int i = 0; i < n; i++) {
+        uint64_t pa = (uint64_t)(i % 64) * 128;
+        double x = lat(a, pa, 1, NULL);
+        assert_true(x == lat(b, pa, 1, NULL));
+        differ += x != lat(c, pa, 1, NULL);
+        if (x > 900)
+            outliers++;
+        else if (i >= 64)
+            sum += x;
+    }
+    assert_true(differ > n / 2);
+    /* outlier_rate 0.001: about 20 of 20000 */
+    assert_true(outliers >= 5 && outliers <= 45);
+    /* jitter is centred: hits average hit + mean skew of slice(s) for SM 1 */
+    double mean = sum / (n - 64 - outliers);
+    assert_true(mean > 100 && mean < 130);
+    gx_l2_free(a);
+    gx_l2_free(b);
+    gx_l2_free(c);
+    gx_profile_free(p);
+}
+
+static void test_background_evictions(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_UNIFORM);
+    p->sim.jitter_cycles = 0;
+    p->sim.outlier_rate = 0;
+    p->sim.background_evictions_per_kaccess = 50; /* 5% of accesses */
+    gx_l2 *l2 = mk(p, 1, 0, 3);
+    /* 64 lines, two in each of the 32 sets: every eviction hits one of them */
+    for (int i = 0; i < 64; i++)
+        lat(l2, (uint64_t)i * 128, 0, NULL);
+    gx_l2_reset_stats(l2);
+    const int n = gx_test_sanitizer() ? 20000 : 100000;
+    for (int i = 0; i < n; i++)
+        lat(l2, (uint64_t)(i % 64) * 128, 0, NULL);
+    gx_l2_stats s;
+    gx_l2_get_stats(l2, &s);
+    double expect = 0.05 * n;
+    assert_true(fabs((double)s.dram_accesses - expect) < 0.15 * expect);
+    gx_l2_free(l2);
+    /* without noise, none */
+    l2 = mk(p, 0, 0, 3);
+    for (int i = 0; i < 64; i++)
+        lat(l2, (uint64_t)i * 128, 0, NULL);
+    gx_l2_reset_stats(l2);
+    for (int i = 0; i < 10000; i++)
+        lat(l2, (uint64_t)(i % 64) * 128, 0, NULL);
+    gx_l2_get_stats(l2, &s);
+    assert_int_equal(s.dram_accesses, 0);
+    gx_l2_free(l2);
+    gx_profile_free(p);
+}
+
+static void test_skew_deterministic(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_UNIFORM);
+    gx_l2 *a = mk(p, 0, 1, 1), *b = mk(p, 0, 1, 99);
+    double seen[8][4];
+    for (uint32_t sm = 0; sm < 8; sm++)
+        for (uint64_t sl = 0; sl < 4; sl++) {
+            uint64_t pa = sl * 128;
+            lat(a, pa, sm, NULL);
+            double x = lat(a, pa, sm, NULL); /* a hit: 100 + skew */
+            lat(b, pa, sm, NULL);
+            assert_true(x == lat(b, pa, sm, NULL)); /* a property of the chip */
+            assert_true(x >= 100 && x < 130);
+            /* and of (sm, slice) only: another line of the same slice */
+            lat(a, pa + 8192, sm, NULL);
+            assert_true(lat(a, pa + 8192, sm, NULL) == x);
+            seen[sm][sl] = x;
+        }
+    for (uint32_t sm = 0; sm < 8; sm++) {
+        int distinct = 0;
+        for (int i = 1; i < 4; i++)
+            distinct += seen[sm][i] != seen[sm][0];
+        assert_true(distinct >= 2); /* slices differ as seen from one SM */
+    }
+    int across = 0;
+    for (uint32_t sm = 1; sm < 8; sm++)
+        across += seen[sm][0] != seen[0][0];
+    assert_true(across >= 6); /* and one slice differs across SMs */
+    gx_l2_free(a);
+    gx_l2_free(b);
+    /* another chip (frames_seed) has another layout */
+    p->sim.frames_seed = 8;
+    a = mk(p, 0, 1, 1);
+    lat(a, 0, 0, NULL);
+    assert_true(lat(a, 0, 0, NULL) != seen[0][0]);
+    gx_l2_free(a);
+    gx_profile_free(p);
+}
+
+static void test_bad_profile(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_UNIFORM);
+    gx_l2 *l2 = (gx_l2 *)p;
+    gx_msg m;
+    gx_msg_clear(&m);
+    p->l2.slice_hash.present = 0;
+    assert_int_equal(gx_l2_new(p, NULL, &l2, &m), GX_ECONFIG);
+    assert_null(l2);
+    assert_non_null(strstr(m.text, "l2.hash"));
+    p->l2.slice_hash.present = 1;
+    p->memory.dram_latency_cycles = NAN;
+    assert_int_equal(gx_l2_new(p, NULL, &l2, &m), GX_ECONFIG);
+    assert_non_null(strstr(m.text, "dram_latency_cycles"));
+    gx_profile_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uniform_exact),
+        cmocka_unit_test(test_slice_histogram_follows_hash),
+        cmocka_unit_test(test_near_far_swap),
+        cmocka_unit_test(test_victims_to_far),
+        cmocka_unit_test(test_copy_keeps_home),
+        cmocka_unit_test(test_noise_seeded),
+        cmocka_unit_test(test_background_evictions),
+        cmocka_unit_test(test_skew_deterministic),
+        cmocka_unit_test(test_bad_profile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
