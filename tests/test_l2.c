@@ -259,7 +259,7 @@ static void test_noise_seeded(void **state)
     assert_true(outliers >= 5 && outliers <= 45);
     /* jitter is centred: hits average hit + mean skew of slice(s) for SM 1 */
     double mean = sum / (n - 64 - outliers);
-    assert_true(mean > 100 && mean < 130);
+    assert_true(mean > 100 && mean < 160); /* skew < 30, +30 across partitions */
     gx_l2_free(a);
     gx_l2_free(b);
     gx_l2_free(c);
@@ -312,7 +312,7 @@ static void test_skew_deterministic(void **state)
             double x = lat(a, pa, sm, NULL); /* a hit: 100 + skew */
             lat(b, pa, sm, NULL);
             assert_true(x == lat(b, pa, sm, NULL)); /* a property of the chip */
-            assert_true(x >= 100 && x < 130);
+            assert_true(x >= 100 && x < 160); /* random part < 30, +30 across partitions */
             /* and of (sm, slice) only: another line of the same slice */
             lat(a, pa + 8192, sm, NULL);
             assert_true(lat(a, pa + 8192, sm, NULL) == x);

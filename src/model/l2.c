@@ -30,6 +30,8 @@
  *   slice the request went to first (the near copy slice for copy_to_near,
  *   else the home slice). It is a fixed function of (sim.frames_seed, sm,
  *   slice), uniform in [0, sim.sm_slice_skew_cycles): a property of the
+ *   (uniform cards with partitions: plus a partition-distance step of the
+ *   full amplitude, see build_skew)
  *   chip, not of the run seed. Noise (opts.seed): gaussian jitter, outliers,
  *   background evictions of random lines (per l2 access, at the given rate).
  * - Stores and atomics allocate like loads (write-allocate, no write-back
@@ -50,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_internal.h"
 #include "gpuxray/hash.h"
 #include "noise.h"
 
@@ -68,12 +71,15 @@ struct gx_l2 {
     uint64_t (*htab)[256];
     uint32_t *slice_lut, *set_lut;
     gx_cache *cache;
+    int cspec; /* the cache takes the specialised hot path (cache_internal.h) */
     double hit_cycles, near_cycles, far_cycles, dram_cycles;
+    double level_cycles[3]; /* by gx_l2_level: near, far, dram */
     float *skew; /* sm_count * slices, NULL when off */
     uint32_t *sm_part; /* near partition of each SM */
     uint16_t *s_home, *s_idx; /* per slice: partition, index within it (no division) */
     gx_noise noise;
-    gx_l2_stats st;
+    gx_l2_stats st; /* dram_accesses, slices, slice_accesses; levels in lcnt */
+    uint64_t lcnt[2][3]; /* [level][gx_cache_outcome] */
     uint64_t *slice_acc;
 };
 
@@ -184,10 +190,27 @@ static int build_skew(gx_l2 *l2, const gx_profile *p)
     l2->skew = malloc(n * sizeof *l2->skew);
     if (!l2->skew)
         return GX_ENOMEM;
-    for (uint32_t sm = 0; sm < l2->sm_count; sm++)
-        for (uint32_t s = 0; s < l2->slices; s++)
-            l2->skew[(size_t)sm * l2->slices + s] =
-                (float)gx_skew_cycles(p->sim.frames_seed, sm, s, amp);
+    /* Uniform L2 with several partitions: on-chip distance to the slice's
+     * partition adds the full amplitude when the slice is in another
+     * partition than the SM's (an SM sits next to partition
+     * sm * partitions / sm_count; the others are a crossbar hop away) on top
+     * of the per-(SM, slice) random part in [0, amplitude). This is what
+     * makes partitions visible in timing on a uniform card, as on real
+     * chips. Near-far cards already show partitions as levels (near_hit vs
+     * far_hit). */
+    int part_term = l2->topo != GX_TOPO_NEAR_FAR && l2->partitions > 1;
+    for (uint32_t sm = 0; sm < l2->sm_count; sm++) {
+        uint32_t side = (uint32_t)((uint64_t)sm * l2->partitions / l2->sm_count);
+        for (uint32_t s = 0; s < l2->slices; s++) {
+            double v;
+            if (part_term)
+                v = gx_skew_cycles(p->sim.frames_seed, sm, s, amp) +
+                    (s / l2->spp != side ? amp : 0.0);
+            else
+                v = gx_skew_cycles(p->sim.frames_seed, sm, s, amp);
+            l2->skew[(size_t)sm * l2->slices + s] = (float)v;
+        }
+    }
     return GX_OK;
 }
 
@@ -219,6 +242,9 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
     if (l2->topo == GX_TOPO_UNIFORM)
         l2->near_cycles = l2->far_cycles = l2->hit_cycles;
     l2->dram_cycles = p->memory.dram_latency_cycles;
+    l2->level_cycles[GX_L2_NEAR] = l2->near_cycles;
+    l2->level_cycles[GX_L2_FAR] = l2->far_cycles;
+    l2->level_cycles[GX_L2_DRAM] = l2->dram_cycles;
     gx_cache_cfg cc = {p->l2.line_bytes, p->l2.sector_bytes, p->l2.ways,
                        (uint64_t)l2->slices * l2->sps, p->l2.policy[0] ? p->l2.policy : "lru",
                        gx_mix64(o.seed ^ 0x9011c7ULL)};
@@ -249,6 +275,7 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
         gx_l2_free(l2);
         return rc;
     }
+    l2->cspec = getenv("GX_NOSPEC") ? 0 : gx_cspec_plru16(l2->cache);
     int noise_on = o.noise && p->sim.present;
     gx_noise_init(&l2->noise, noise_on, p->sim.jitter_cycles, p->sim.outlier_rate,
                   p->sim.outlier_cycles, p->sim.background_evictions_per_kaccess,
@@ -308,15 +335,9 @@ static inline uint64_t set_id(const gx_l2 *l2, uint32_t part, uint32_t idx, uint
     return (uint64_t)part * l2->part_sets + (uint64_t)idx * l2->sps + set;
 }
 
-static inline void count(gx_l2_level_stats *ls, gx_cache_outcome o)
+static inline void count(gx_l2 *l2, gx_l2_level level, gx_cache_outcome o)
 {
-    ls->accesses++;
-    if (o == GX_CACHE_HIT)
-        ls->hits++;
-    else if (o == GX_CACHE_SECTOR_MISS)
-        ls->sector_misses++;
-    else
-        ls->line_misses++;
+    l2->lcnt[level][o]++;
 }
 
 /* The partition that plays "far" for a line of home partition `home` seen
@@ -359,9 +380,9 @@ static gx_cache_outcome far_lookup(gx_l2 *l2, uint64_t fset, uint64_t line, uint
         o = !m ? GX_CACHE_LINE_MISS : (m >> sector & 1u) ? GX_CACHE_HIT : GX_CACHE_SECTOR_MISS;
         *mask = m;
     } else {
-        o = gx_cache_access(l2->cache, fset, line, sector, 0, NULL);
+        o = gx_caccess(l2->cache, fset, line, sector, 0, NULL);
     }
-    count(&l2->st.level[GX_L2_FAR], o);
+    count(l2, GX_L2_FAR, o);
     return o;
 }
 
@@ -376,8 +397,8 @@ static void access_near_far(gx_l2 *l2, uint32_t s, uint32_t k, uint64_t line, ui
         /* the line lives at home, which is far from this SM */
         uint64_t hset = set_id(l2, home, idx, k);
         r->slice = s;
-        r->outcome = gx_cache_access(l2->cache, hset, line, sector, 0, NULL);
-        count(&l2->st.level[GX_L2_FAR], r->outcome);
+        r->outcome = gx_caccess(l2->cache, hset, line, sector, 0, NULL);
+        count(l2, GX_L2_FAR, r->outcome);
         if (r->outcome == GX_CACHE_HIT) {
             r->level = GX_L2_FAR;
             return;
@@ -389,8 +410,8 @@ static void access_near_far(gx_l2 *l2, uint32_t s, uint32_t k, uint64_t line, ui
     }
     uint64_t nset = set_id(l2, near, idx, k);
     r->slice = near * l2->spp + idx;
-    r->outcome = gx_cache_access(l2->cache, nset, line, sector, 0, NULL);
-    count(&l2->st.level[GX_L2_NEAR], r->outcome);
+    r->outcome = gx_caccess(l2->cache, nset, line, sector, 0, NULL);
+    count(l2, GX_L2_NEAR, r->outcome);
     if (r->outcome == GX_CACHE_HIT) {
         r->level = GX_L2_NEAR;
         return;
@@ -426,27 +447,31 @@ void gx_l2_locate(const gx_l2 *l2, uint64_t pa, gx_l2_loc *loc)
     loc->sector = (uint32_t)(pa >> l2->sector_shift) & l2->sector_mask;
 }
 
-void gx_l2_access_loc(gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm, gx_l2_op op,
-                      gx_l2_result *r)
+/* One access of (line, sector) in home slice s, set k: the body of
+ * gx_l2_access and gx_l2_access_loc, inlined into both. The uniform case
+ * inlines the cache lookup and fill (cache_internal.h). */
+static inline __attribute__((always_inline)) void
+access_at(gx_l2 *l2, uint64_t line, uint32_t s, uint32_t k, uint32_t sector, uint32_t sm,
+          gx_l2_result *r)
 {
-    (void)op; /* write-allocate: stores and atomics behave like loads */
-    if (sm >= l2->sm_count)
+    if (__builtin_expect(sm >= l2->sm_count, 0))
         sm %= l2->sm_count; /* rare: callers pass valid SMs */
-    uint32_t s = loc->slice, k = loc->set;
     l2->slice_acc[s]++;
     if (l2->topo == GX_TOPO_NEAR_FAR && l2->partitions > 1) {
-        access_near_far(l2, s, k, loc->line_addr, loc->sector, sm, r);
+        access_near_far(l2, s, k, line, sector, sm, r);
     } else {
+        uint64_t set = (uint64_t)s * l2->sps + k;
+        gx_cache_outcome o = l2->cspec
+                                 ? gx_caccess_s(l2->cache, set, line, sector, 1, NULL,
+                                                GX_CSPEC_PLRU16)
+                                 : gx_caccess(l2->cache, set, line, sector, 1, NULL);
         r->slice = s;
-        r->outcome = gx_cache_access(l2->cache, (uint64_t)s * l2->sps + k, loc->line_addr,
-                                     loc->sector, 1, NULL);
-        count(&l2->st.level[GX_L2_NEAR], r->outcome);
-        r->level = r->outcome == GX_CACHE_HIT ? GX_L2_NEAR : GX_L2_DRAM;
-        if (r->level == GX_L2_DRAM)
-            l2->st.dram_accesses++;
+        r->outcome = o;
+        count(l2, GX_L2_NEAR, o);
+        r->level = o == GX_CACHE_HIT ? GX_L2_NEAR : GX_L2_DRAM;
+        l2->st.dram_accesses += o != GX_CACHE_HIT;
     }
-    double lat = r->level == GX_L2_NEAR ? l2->near_cycles
-                 : r->level == GX_L2_FAR ? l2->far_cycles : l2->dram_cycles;
+    double lat = l2->level_cycles[r->level];
     if (l2->skew)
         lat += (double)l2->skew[(size_t)sm * l2->slices + r->slice];
     if (l2->noise.on) {
@@ -458,11 +483,20 @@ void gx_l2_access_loc(gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm, gx_l2_op op,
     r->latency_cycles = lat;
 }
 
+void gx_l2_access_loc(gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm, gx_l2_op op,
+                      gx_l2_result *r)
+{
+    (void)op; /* write-allocate: stores and atomics behave like loads */
+    access_at(l2, loc->line_addr, loc->slice, loc->set, loc->sector, sm, r);
+}
+
 void gx_l2_access(gx_l2 *l2, uint64_t pa, uint32_t sm, gx_l2_op op, gx_l2_result *r)
 {
-    gx_l2_loc loc;
-    gx_l2_locate(l2, pa, &loc);
-    gx_l2_access_loc(l2, &loc, sm, op, r);
+    (void)op;
+    uint32_t s, k;
+    locate(l2, pa, &s, &k);
+    access_at(l2, pa >> l2->line_shift, s, k, (uint32_t)(pa >> l2->sector_shift) & l2->sector_mask,
+              sm, r);
 }
 
 void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm)
@@ -493,11 +527,18 @@ void gx_l2_flush(gx_l2 *l2)
 void gx_l2_get_stats(const gx_l2 *l2, gx_l2_stats *s)
 {
     *s = l2->st;
+    for (int l = 0; l < 2; l++) {
+        s->level[l].hits = l2->lcnt[l][GX_CACHE_HIT];
+        s->level[l].sector_misses = l2->lcnt[l][GX_CACHE_SECTOR_MISS];
+        s->level[l].line_misses = l2->lcnt[l][GX_CACHE_LINE_MISS];
+        s->level[l].accesses =
+            s->level[l].hits + s->level[l].sector_misses + s->level[l].line_misses;
+    }
 }
 
 void gx_l2_reset_stats(gx_l2 *l2)
 {
-    memset(l2->st.level, 0, sizeof l2->st.level);
+    memset(l2->lcnt, 0, sizeof l2->lcnt);
     l2->st.dram_accesses = 0;
     memset(l2->slice_acc, 0, l2->slices * sizeof *l2->slice_acc);
 }

@@ -278,9 +278,31 @@ static int check_masks(const gx_profile *p, const gx_hash_fn *h, const char *nam
     return GX_OK;
 }
 
-static int check_table(const gx_profile *p, const gx_hash_fn *h, gx_msg *msg)
+/* Near-far: the slice hash may give the slice WITHIN a partition (range
+ * slices/partitions), since a line sits in the partition of the SM that reads
+ * it; or the global slice (range slices, the partition being the line's home). */
+static uint32_t slice_hash_range(const gx_profile *p, const gx_hash_fn *h)
 {
     const uint32_t s = p->l2.slices;
+    if (p->l2.topology == GX_TOPO_NEAR_FAR && p->l2.partitions > 1 && s) {
+        uint32_t spp = s / p->l2.partitions;
+        if (h->table) {
+            uint32_t mx = 0;
+            for (size_t i = 0; i < ((size_t)1 << h->n_masks); i++)
+                if (h->table[i] > mx)
+                    mx = h->table[i];
+            if (mx < spp)
+                return spp;
+        } else if (((uint64_t)1 << h->n_masks) == spp) {
+            return spp;
+        }
+    }
+    return s;
+}
+
+static int check_table(const gx_profile *p, const gx_hash_fn *h, gx_msg *msg)
+{
+    const uint32_t s = slice_hash_range(p, h);
     if (h->n_masks > 24)
         return BAD("l2.hash.slice.table", "a table needs n_masks <= 24, got %d", h->n_masks);
     size_t n = (size_t)1 << h->n_masks;
@@ -325,7 +347,7 @@ static int check_hashes(const gx_profile *p, gx_msg *msg)
         if (sh->table) {
             if ((rc = check_table(p, sh, msg)))
                 return rc;
-        } else if (p->l2.slices && ((uint64_t)1 << sh->n_masks) != p->l2.slices) {
+        } else if (p->l2.slices && ((uint64_t)1 << sh->n_masks) != slice_hash_range(p, sh)) {
             return BAD("l2.hash.slice.masks", "2^n_masks = %" PRIu64 " != slices = %u (without "
                        "a table)", (uint64_t)1 << sh->n_masks, p->l2.slices);
         }

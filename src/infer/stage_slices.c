@@ -1,0 +1,371 @@
+/* stage_slices.c - discovery stage 5: slices, partitions and the slice hash.
+ *
+ * Method:
+ * - Slice classes and the hash: gx_slicepred_learn (slicepredict.h) on the
+ *   work area of the arena: latency fingerprints from 16-32 SMs classify
+ *   lines; the cube-and-anchors solver (slice_solve.h) gives XOR masks over
+ *   the observable bits (line bits .. page bits) and a table when the
+ *   classes are not linear in them; other pages are identified as the
+ *   reference page's table under an XOR constant (or learned as a new
+ *   component); held-out lines of every page check the result.
+ * - Partitions, in this order:
+ *   1. home visible (near-far, each line in one partition): from every SM
+ *      the class centers split into near (fast) and far (slow) groups; the
+ *      pattern "which SMs see this class as near" groups the classes into
+ *      partitions (equal groups required).
+ *   2. copies in the near partition (near-far, copy_to_near): every SM sees
+ *      every line at near latency, so classes are slices WITHIN a partition;
+ *      SMs are grouped by a cross test (load a fresh line on SM a, time it
+ *      on SM b: near hit = same partition, far/DRAM = different); slices =
+ *      partitions x classes (equal partitions assumed), and the home
+ *      partition of a line is not observable: the hash stays out of the
+ *      profile.
+ *   3. uniform: the same near/far grouping as 1 on the fingerprints, with a
+ *      gap relative to the skew; when no clean grouping exists the
+ *      partitions are not observable from timing and stay out of the
+ *      profile (reported, never guessed).
+ *
+ * Notes: the stage touches only the arena's work area (never the fresh
+ * reserve except through infer_fresh_block) and never replaces the arena
+ * when one exists (the eviction sets of stage 4 stay valid). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuxray/slicepredict.h"
+#include "gpuxray/stats.h"
+#include "infer_util.h"
+
+#define SL_MAX_CLASSES 1024
+#define SL_CROSS_VOTES 3
+
+typedef struct parts_result {
+    int method;          /* 0 none, 1 home visible, 2 copies (cross test), 3 uniform grouping */
+    uint32_t partitions; /* 0 = not observable */
+    uint32_t slices;
+    double conf;
+    char how[128];
+} parts_result;
+
+/* ---- 1 / 3: grouping classes by their near/far pattern over SMs ---------- */
+
+/* For each slot, split the class centers (Otsu); bit s of pattern[j] = class
+ * j is on the fast side at slot s. Returns the median over slots of the gap
+ * between the two sides (cycles) and of the separation. */
+static void near_patterns(const gx_slicepred *sp, uint32_t nc, uint32_t S, uint64_t *pattern,
+                          double *gap_med, double *sep_med)
+{
+    double *c = malloc(nc * sizeof *c);
+    double gaps[32], seps[32];
+    memset(pattern, 0, nc * sizeof *pattern);
+    for (uint32_t s = 0; s < S && c; s++) {
+        for (uint32_t j = 0; j < nc; j++)
+            c[j] = gx_slicepred_center(sp, j, s);
+        double sep = 0, thr = gx_split_threshold(c, nc, &sep);
+        double lo = 0, hi = 0;
+        int nlo = 0, nhi = 0;
+        for (uint32_t j = 0; j < nc && isfinite(thr); j++) {
+            if (c[j] < thr) {
+                pattern[j] |= 1ull << s;
+                lo += c[j];
+                nlo++;
+            } else {
+                hi += c[j];
+                nhi++;
+            }
+        }
+        gaps[s] = nlo && nhi ? hi / nhi - lo / nlo : 0;
+        seps[s] = isfinite(thr) ? sep : 0;
+    }
+    *gap_med = c ? gx_median(gaps, S) : 0;
+    *sep_med = c ? gx_median(seps, S) : 0;
+    free(c);
+}
+
+/* Group classes with equal patterns; returns the number of groups when all
+ * have the same size (and fill group[] with 0..P-1 ordered by first class),
+ * else 0. */
+static uint32_t group_patterns(const uint64_t *pattern, uint32_t nc, uint32_t *group)
+{
+    uint64_t pats[SL_MAX_CLASSES];
+    uint32_t count[SL_MAX_CLASSES], P = 0;
+    for (uint32_t j = 0; j < nc; j++) {
+        uint32_t g = 0;
+        while (g < P && pats[g] != pattern[j])
+            g++;
+        if (g == P) {
+            if (P == SL_MAX_CLASSES)
+                return 0;
+            pats[P] = pattern[j];
+            count[P++] = 0;
+        }
+        count[g]++;
+        group[j] = g;
+    }
+    for (uint32_t g = 1; g < P; g++)
+        if (count[g] != count[0])
+            return 0;
+    return P;
+}
+
+static int try_grouping(const gx_slicepred *sp, uint32_t nc, uint32_t S, double min_gap,
+                        double min_sep, uint32_t *group, parts_result *pr, int method)
+{
+    uint64_t pattern[SL_MAX_CLASSES];
+    double gap = 0, sep = 0;
+    if (nc < 2 || nc > SL_MAX_CLASSES)
+        return 0;
+    near_patterns(sp, nc, S, pattern, &gap, &sep);
+    if (!(gap >= min_gap) || !(sep >= min_sep))
+        return 0;
+    uint32_t P = group_patterns(pattern, nc, group);
+    /* random skew gives every class its own pattern: a partition structure
+     * needs groups of at least two classes */
+    if (P < 2 || P > 16 || nc % P || (method == 3 && nc / P < 2))
+        return 0;
+    pr->method = method;
+    pr->partitions = P;
+    pr->slices = nc;
+    pr->conf = sep >= 2 * min_sep ? 0.99 : 0.9;
+    snprintf(pr->how, sizeof pr->how,
+             "classes grouped by the SMs that see them fast (median gap %.0f cycles, "
+             "separation %.1f)",
+             gap, sep);
+    return 1;
+}
+
+/* ---- 2: SM groups by a cross test ------------------------------------------ */
+
+/* 1 when SMs a and b share a near partition, 0 when not, -1 unsure. */
+static int same_partition(gx_infer *ctx, uint32_t a, uint32_t b, double thr, int *rc)
+{
+    int votes[SL_CROSS_VOTES];
+    for (int v = 0; v < SL_CROSS_VOTES; v++) {
+        uint64_t off = 0;
+        votes[v] = -1;
+        if ((*rc = infer_fresh_block(ctx, a, &off)) != GX_OK)
+            return -1;
+        gx_seq_op la[2] = {{off, GX_OP_LOAD, 0}, {off, GX_OP_LOAD, 0}};
+        gx_seq_op lb[5];
+        for (int i = 0; i < 5; i++)
+            lb[i] = (gx_seq_op){off, GX_OP_LOAD, 1};
+        double dummy[2], t[5];
+        if ((*rc = infer_seq_timed(ctx, la, 2, a, dummy)) != GX_OK ||
+            (*rc = infer_seq_timed(ctx, lb, 5, b, t)) != GX_OK)
+            return -1;
+        double delta = t[0] - gx_median(t + 1, 4);
+        if (delta > 1000)
+            continue; /* an outlier: no vote */
+        votes[v] = delta < thr ? 1 : 0;
+    }
+    return infer_vote(votes, SL_CROSS_VOTES, 2);
+}
+
+static int sm_groups(gx_infer *ctx, const gx_slicepred *sp, uint32_t S, parts_result *pr)
+{
+    double thr = isfinite(ctx->miss_delta) && ctx->miss_delta > 0 ? 0.5 * ctx->miss_delta : 40.0;
+    double band = 3.0 * (ctx->have_timer ? ctx->timer_noise : 2.0) + 10.0;
+    if (thr < band)
+        thr = band;
+    int grp[32];
+    for (uint32_t s = 0; s < S; s++)
+        grp[s] = -1;
+    int P = 0, unsure = 0, rc = GX_OK;
+    for (uint32_t s = 0; s < S && rc == GX_OK; s++) {
+        if (grp[s] >= 0)
+            continue;
+        grp[s] = P;
+        uint32_t a = gx_slicepred_sm(sp, s);
+        for (uint32_t u = s + 1; u < S && rc == GX_OK; u++) {
+            if (grp[u] >= 0)
+                continue;
+            int same = same_partition(ctx, a, gx_slicepred_sm(sp, u), thr, &rc);
+            if (same == 1)
+                grp[u] = P;
+            unsure += same < 0;
+        }
+        P++;
+    }
+    if (rc != GX_OK)
+        return rc;
+    pr->partitions = (uint32_t)P;
+    pr->conf = unsure ? 0.6 : 0.97;
+    snprintf(pr->how, sizeof pr->how,
+             "SM groups by cross test (load on SM a, time on SM b; %d unsure pairs)", unsure);
+    return GX_OK;
+}
+
+/* ---- outputs ------------------------------------------------------------------ */
+
+static void relabel_by_group(gx_slicepred *sp, uint32_t nc, const uint32_t *group, uint32_t P,
+                             gx_msg *msg)
+{
+    uint32_t map[SL_MAX_CLASSES], next[16] = {0}, per = nc / P;
+    for (uint32_t j = 0; j < nc; j++)
+        map[j] = group[j] * per + next[group[j]]++;
+    gx_slicepred_relabel(sp, map, msg);
+}
+
+static uint32_t table_distinct(const gx_hash_fn *h)
+{
+    size_t n = (size_t)1 << h->n_masks;
+    uint8_t seen[SL_MAX_CLASSES] = {0};
+    uint32_t d = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h->table[i] < SL_MAX_CLASSES && !seen[h->table[i]]++)
+            d++;
+    return d;
+}
+
+static double hash_confidence(const gx_slicepred_summary *s)
+{
+    if (s->verify_errors)
+        return 0.5;
+    return s->verified >= 200 ? 0.999 : 0.99;
+}
+
+static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
+                          const parts_result *pr, const gx_hash_fn *h, double cost_lines)
+{
+    gx_profile *p = ctx->out;
+    char v[160], m[160];
+    double hconf = hash_confidence(s);
+    uint32_t slices = pr->slices ? pr->slices : s->classes;
+    /* the reference page must show every slice for the hash to describe
+     * them all (Contract 1: 2^masks == slices, or a table covering them) */
+    uint32_t shown = h->table ? table_distinct(h) : (uint32_t)1 << h->n_masks;
+    /* copies in the near partition (method 2): what timing shows, and what
+     * Contract 1 records for near-far, is the slice WITHIN a partition (the
+     * hash's range is slices / partitions; docs/profile-format.md) */
+    int hash_in = hconf >= 0.9 && (pr->method == 2 ? (pr->partitions > 1 && shown == s->classes &&
+                                                      p->l2.topology == GX_TOPO_NEAR_FAR)
+                                                   : shown == slices);
+    double sconf = pr->method == 2 ? fmin(hconf, 0.95) : hconf;
+    ctx->slices = slices;
+    ctx->partitions = pr->partitions;
+    gx_hash_clear(&ctx->slice_hash);
+    gx_hash_copy(&ctx->slice_hash, h);
+    p->l2.present = 1;
+    if (sconf >= 0.9) {
+        p->l2.slices = slices;
+        gx_profile_set_confidence(p, "l2.slices", sconf);
+    }
+    snprintf(v, sizeof v, "%u", slices);
+    snprintf(m, sizeof m, "%u fingerprint classes over %u SMs x %u reloads%s", s->classes, s->sms,
+             s->reps, pr->method == 2 ? " x partitions (copies in near partition)" : "");
+    infer_report_row(ctx, "l2.slices", v, m, sconf, sconf >= 0.9);
+
+    int part_in = pr->partitions && pr->conf >= 0.9 && slices % pr->partitions == 0;
+    if (part_in) {
+        p->l2.partitions = pr->partitions;
+        gx_profile_set_confidence(p, "l2.partitions", pr->conf);
+    }
+    if (pr->partitions)
+        snprintf(v, sizeof v, "%u", pr->partitions);
+    else
+        snprintf(v, sizeof v, "not observable");
+    infer_report_row(ctx, "l2.partitions", v, pr->how, pr->partitions ? pr->conf : 0, part_in);
+
+    if (hash_in) {
+        gx_hash_clear(&p->l2.slice_hash);
+        gx_hash_copy(&p->l2.slice_hash, h);
+        gx_profile_set_confidence(p, "l2.hash.slice", hconf);
+    }
+    int n = snprintf(v, sizeof v, "%d masks%s:", h->n_masks, h->table ? " + table" : "");
+    for (int i = 0; i < h->n_masks && n > 0 && (size_t)n < sizeof v - 12; i++)
+        n += snprintf(v + n, sizeof v - (size_t)n, " 0x%llx", (unsigned long long)h->masks[i]);
+    snprintf(m, sizeof m,
+             "GF(2) cube+anchors on bits %d..%d, %llu lines; %u pages, %u components%s",
+             h->obs_lo, h->obs_hi, (unsigned long long)s->lines_structure, s->pages_learned,
+             s->components,
+             pr->method == 2   ? "; home partition unobservable"
+             : shown != slices ? "; the reference page shows only some slices"
+                               : "");
+    if (pr->method == 2) {
+        /* what the SMs can see: the slice within a partition */
+        infer_report_row(ctx, "l2.hash.slice", v, m, hconf, hash_in);
+        infer_report_row(ctx, "home partition", "not observable",
+                         "copies in the near partition hide a line's home partition; the hash "
+                         "gives the slice within a partition", NAN, 0);
+    } else {
+        infer_report_row(ctx, "l2.hash.slice", v, m, hconf, hash_in);
+    }
+    snprintf(v, sizeof v, "%llu/%llu held-out lines agree",
+             (unsigned long long)(s->verified - s->verify_errors),
+             (unsigned long long)s->verified);
+    snprintf(m, sizeof m, "fresh fingerprints vs prediction, %u pages; %.0f lines measured",
+             s->pages_learned, cost_lines);
+    infer_report_row(ctx, "slice hash check", v, m, NAN, 0);
+}
+
+int gx_stage_slices(gx_infer *ctx)
+{
+    if (!ctx->line_bytes)
+        return gx_fail(ctx->msg, GX_EINVAL, "slices: the line size is unknown (line stage)");
+    uint64_t page = ctx->info->page_bytes;
+    if (!page)
+        return gx_fail(ctx->msg, GX_EINVAL, "slices: the target reports no page size");
+    if (ctx->arena_work_bytes < page) {
+        /* normally the levels stage allocated it (and the eviction sets live
+         * in it): only a missing arena is allocated here */
+        int rc = infer_arena_default(ctx);
+        if (rc != GX_OK)
+            return rc;
+    }
+    gx_slicepred_opts o;
+    gx_slicepred_opts_default(&o);
+    o.line_bytes = ctx->line_bytes;
+    o.page_bytes = page;
+    o.region_offset = 0;
+    o.region_bytes = ctx->arena_work_bytes / page * page;
+    o.timer_noise_cycles = ctx->have_timer ? ctx->timer_noise : 0;
+    o.seed = gx_rng_next(&ctx->rng);
+    gx_slicepred *sp = NULL;
+    int rc = gx_slicepred_learn(ctx->t, &o, &sp, ctx->msg);
+    if (rc != GX_OK)
+        return rc;
+    gx_slicepred_summary s;
+    gx_slicepred_get_summary(sp, &s);
+    infer_progress(ctx, "slices: %u classes, %d masks%s, %llu/%llu held-out lines agree",
+                   s.classes, s.k, s.linear ? "" : " + table",
+                   (unsigned long long)(s.verified - s.verify_errors),
+                   (unsigned long long)s.verified);
+
+    parts_result pr;
+    memset(&pr, 0, sizeof pr);
+    snprintf(pr.how, sizeof pr.how, "fingerprints show no partition structure (not observable)");
+    uint32_t group[SL_MAX_CLASSES];
+    double sigma = s.sigma_cycles;
+    if (ctx->topology == GX_TOPO_NEAR_FAR) {
+        double gap = isfinite(ctx->miss_delta) && ctx->miss_delta > 0 ? 0.5 * ctx->miss_delta : 30;
+        if (!try_grouping(sp, s.classes, s.sms, gap, 3.0, group, &pr, 1)) {
+            rc = sm_groups(ctx, sp, s.sms, &pr);
+            if (rc == GX_OK && pr.partitions > 1) {
+                pr.method = 2;
+                pr.slices = s.classes * pr.partitions;
+            } else if (rc == GX_OK) {
+                /* near-far levels but neither signature: not established */
+                pr.partitions = 0;
+                snprintf(pr.how, sizeof pr.how,
+                         "near-far levels, but no near/far split of the classes and one SM "
+                         "group: not established");
+            }
+        }
+    } else {
+        /* random skew splits into two halves with separation ~1.5; a
+         * partition term makes a clean split (separation well above 4) */
+        try_grouping(sp, s.classes, s.sms, 3.0 * sigma, 4.0, group, &pr, 3);
+    }
+    if (rc == GX_OK && (pr.method == 1 || pr.method == 3))
+        relabel_by_group(sp, s.classes, group, pr.partitions, ctx->msg);
+    gx_hash_fn h;
+    if (rc == GX_OK)
+        rc = gx_slicepred_hash(sp, &h, ctx->msg);
+    if (rc == GX_OK) {
+        write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured);
+        gx_hash_clear(&h);
+    }
+    gx_slicepred_free(sp);
+    return rc;
+}
