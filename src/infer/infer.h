@@ -40,19 +40,32 @@ typedef struct gx_infer {
     int have_levels;
     int n_levels;
     gx_level levels[GX_MAX_LEVELS]; /* L2 plateaus seen from one SM (not DRAM) */
-    double hit_latency;     /* first plateau latency (cycles, per access incl. nothing else) */
+    double hit_latency;     /* first plateau latency (cycles, per access incl. nothing else);
+                               (helper A) in seq units: a hit as seq shows it on SM 0 */
     double dram_latency;
     gx_topology topology;
     uint64_t l2_capacity;   /* bytes, from the levels */
     double hit_miss_threshold; /* cycles: below = L2 hit (first level), above = miss */
+    double miss_latency;    /* (helper A) seq latency of what follows the first level:
+                               the next L2 level (near-far) or DRAM; threshold is between */
+    double dram_seq_latency;/* (helper A) cold-miss latency as seq measures it */
+    double chase_hit_latency; /* (helper A) chase mean per access on the first plateau */
+    double pair_noise;      /* (helper A) sigma of a probe pair's delta (infer_probe_pairs) */
+    double miss_delta;      /* (helper A) delta (skew-free extra cycles) of the next level */
+    double dram_delta;      /* (helper A) delta of a DRAM miss over a first-level hit */
 
     /* line and sector */
     uint32_t line_bytes, sector_bytes;
+    double line_conf;       /* (helper A) the levels stage measures the line (it needs it
+                               for byte capacities); the line stage reports it */
+    char line_how[160];     /* (helper A) how the line was decided, for the report */
 
     /* ways / eviction sets */
     uint32_t ways;
     int n_evsets;
     gx_evset evsets[GX_INFER_MAX_EVSETS];
+    uint32_t evsets_generation; /* (helper B) arena_generation the evsets' offsets belong to */
+    double ways_gap;            /* (helper B) hit -> evicted latency gap the ways stage used */
 
     /* slices */
     uint32_t slices, partitions;
@@ -64,6 +77,13 @@ typedef struct gx_infer {
 
     /* policy */
     char policy[64];
+
+    /* arena management (helper A, infer_util.c): work area [0, arena_work_bytes),
+     * then a never-touched reserve [fresh_next, fresh_end) handed out by
+     * infer_fresh_block(); arena_generation increments when the arena is replaced. */
+    uint64_t arena_work_bytes;
+    uint32_t arena_generation;
+    uint64_t fresh_next, fresh_end;
 } gx_infer;
 
 /* Stage entry points: return GX_OK, or an error (the pipeline records it and

@@ -1,0 +1,95 @@
+/* report.c - the discovery report: rows of (parameter, value, method,
+ * confidence) added by the stages, the cost of each stage, progress lines,
+ * and the human-readable table (like the seed article's).
+ *
+ * Notes: library code does not print except here, where the caller passes
+ * the FILE (the CLI chooses stdout / stderr). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "infer.h"
+
+void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
+                      const char *method, double confidence, int in_profile)
+{
+    gx_report *r = ctx->report;
+    if (!r || r->n_rows >= GX_REPORT_MAX_ROWS)
+        return;
+    gx_report_row *row = &r->rows[r->n_rows++];
+    snprintf(row->parameter, sizeof row->parameter, "%s", parameter ? parameter : "");
+    snprintf(row->value, sizeof row->value, "%s", value ? value : "");
+    snprintf(row->method, sizeof row->method, "%s", method ? method : "");
+    row->confidence = confidence;
+    row->in_profile = in_profile;
+}
+
+void infer_progress(gx_infer *ctx, const char *fmt, ...)
+{
+    if (!ctx->progress)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuxray: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void rule(FILE *out, int width)
+{
+    for (int i = 0; i < width; i++)
+        fputc('-', out);
+    fputc('\n', out);
+}
+
+void gx_report_print(const gx_report *r, FILE *out)
+{
+    if (!r)
+        return;
+    int wp = 9, wv = 5;
+    for (int i = 0; i < r->n_rows; i++) {
+        int lp = (int)strlen(r->rows[i].parameter), lv = (int)strlen(r->rows[i].value);
+        wp = lp > wp ? lp : wp;
+        wv = lv > wv ? lv : wv;
+    }
+    if (wv > 48)
+        wv = 48;
+    fprintf(out, "%-*s  %-*s  %-10s  %s\n", wp, "parameter", wv, "value", "confidence", "method");
+    rule(out, wp + wv + 16 + 40);
+    for (int i = 0; i < r->n_rows; i++) {
+        const gx_report_row *row = &r->rows[i];
+        char conf[24];
+        if (isnan(row->confidence))
+            snprintf(conf, sizeof conf, "-");
+        else
+            snprintf(conf, sizeof conf, "%.3f%s", row->confidence,
+                     row->in_profile ? "" : " LOW");
+        fprintf(out, "%-*s  %-*s  %-10s  %s%s\n", wp, row->parameter, wv, row->value, conf,
+                row->method, !row->in_profile && !isnan(row->confidence)
+                                 ? " [not confident: left out of the profile]"
+                                 : "");
+    }
+    fputc('\n', out);
+    fprintf(out, "%-8s  %-10s  %12s  %14s  %9s  %s\n", "stage", "status", "calls", "accesses",
+            "seconds", "note");
+    rule(out, 80);
+    uint64_t calls = 0, acc = 0;
+    double secs = 0;
+    for (int i = 0; i < r->n_stages; i++) {
+        const gx_stage_cost *s = &r->stages[i];
+        const char *st = s->status == GX_OK         ? "ok"
+                         : s->status == GX_EUNSURE ? "unsure"
+                         : s->status == GX_EUNSUPPORTED ? "not built"
+                                                       : gx_errname(s->status);
+        fprintf(out, "%-8s  %-10s  %12llu  %14llu  %9.2f  %s\n", s->stage, st,
+                (unsigned long long)s->calls, (unsigned long long)s->accesses, s->seconds,
+                s->note);
+        calls += s->calls;
+        acc += s->accesses;
+        secs += s->seconds;
+    }
+    fprintf(out, "%-8s  %-10s  %12llu  %14llu  %9.2f\n", "total", "", (unsigned long long)calls,
+            (unsigned long long)acc, secs);
+}

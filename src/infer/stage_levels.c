@@ -1,0 +1,637 @@
+/* stage_levels.c - discovery stage 2: the latency levels one SM sees as its
+ * footprint grows (l2.levels_from_one_sm), the DRAM latency, the topology,
+ * and the hit / miss latencies and thresholds later stages use.
+ *
+ * Method (latency classes + residency, robust to the replacement policy):
+ * 1. Probe pairs (infer_probe_pairs): time a line, then reload it twice; the
+ *    difference ("delta") is the extra cost of wherever the line was, with
+ *    the (SM, slice) skew cancelled. Cold (never-touched) lines give the
+ *    DRAM delta and the pair noise; reloads of lines from several SMs give
+ *    the skew spread and the fastest (SM, slice) hit latency, the base.
+ * 2. Sweep nested footprints (x2 from 32 KiB): the first F / 256 blocks of
+ *    a random permutation of the arena's 256 B blocks, one fixed random 32 B
+ *    slot per block (one line and one sector per block whatever the line
+ *    size; spread over every page, so hash bits above the page average out;
+ *    nested, so lines a policy never evicts are always chain lines). Chase
+ *    once (warm round + short timed part: the curve shown with --progress),
+ *    then probe pairs on random chain lines: the fraction resident in the
+ *    first level, and in any L2 level. Once F exceeds a level, the level is
+ *    full of chain lines, so its resident fraction is C / F whatever the
+ *    policy (LRU keeps the newest lines, MRU the oldest). Stop when less
+ *    than a fifth is resident anywhere.
+ * 3. Topology: at F = 1.4 x the first level's capacity every line still fits
+ *    in a near + far L2, so the lines missing from the first level show the
+ *    far level's delta; on a uniform L2 they show the DRAM delta.
+ * 4. Capacity of a level (in lines): a rough maximum-likelihood estimate
+ *    from the sweep, then a dedicated footprint ~30 % resident probed
+ *    LV_CAP_PROBES times (re-chased between batches so the probes' own fills
+ *    do not drain the level), then the likelihood of a common capacity over
+ *    the footprints expected 12-50 % resident. Far vs DRAM deltas, when they
+ *    are close, are split by a two-Gaussian mixture with known centres. The
+ *    line size (infer_measure_line, stage_line.c) turns lines into bytes.
+ *
+ * Notes / assumptions:
+ * - At most two L2 levels (near, far). Latencies are reported as the base:
+ *   the fastest (SM, slice) pair, as profiles define them; the far and DRAM
+ *   latencies are the base plus their skew-free deltas.
+ * - ctx->hit_latency, miss_latency, dram_latency, hit_miss_threshold are in
+ *   seq units (timer overhead and SM 0's typical skew included); the deltas
+ *   (pair_noise, miss_delta, dram_delta) are skew-free. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "changepoint.h"
+#include "gpuxray/stats.h"
+#include "infer_util.h"
+
+#define LV_BLOCK_BYTES 256u /* one random 32 B slot per block: one line, one sector */
+#define LV_START_BYTES (32u << 10)
+#define LV_MAX_POINTS 40
+#define LV_TIMED_STEPS 2048u
+#define LV_SWEEP_PROBES 48
+#define LV_FAR_PROBES 96
+#define LV_CAP_PROBES 3072
+#define LV_COLD 40
+#define LV_LINES 6       /* lines per SM for the skew */
+#define LV_SM0_LINES 24  /* lines on SM 0 (its typical hit latency) */
+#define LV_SMS 64        /* SMs sampled: many (SM, slice) pairs even with one slice */
+#define LV_RELOADS 15
+#define LV_R_LO 0.12
+#define LV_R_HI 0.5
+
+typedef struct lv_point {
+    double f, y;  /* footprint bytes, chase mean cycles */
+    int k;        /* probes kept (outliers dropped) */
+    int n1;       /* of which in the first level */
+    int n_nf, cap_nf;
+    double *nf;   /* deltas of the others (far or DRAM) */
+} lv_point;
+
+typedef struct lv_state {
+    gx_infer *ctx;
+    size_t n;
+    lv_point p[LV_MAX_POINTS];
+    double dram_delta, far_delta, noise; /* skew-free deltas, pair sigma */
+    double thr1;                          /* delta below: first level */
+    int near_far;
+    uint64_t *blocks;  /* slot offsets of the work area's blocks, random order */
+    size_t nblocks;
+    uint64_t *chain, *probe;
+    double *delta;
+} lv_state;
+
+/* The footprint's lines: the first n blocks of a random permutation of the
+ * work area's blocks (nested: every footprint contains the smaller ones, so
+ * lines a policy never evicts are always chain lines), one fixed 32 B slot
+ * per block. Spread over every page of the arena, so hash bits above the
+ * page average out. */
+static int make_blocks(lv_state *s)
+{
+    gx_infer *ctx = s->ctx;
+    size_t total = (size_t)(ctx->arena_work_bytes / LV_BLOCK_BYTES);
+    s->blocks = malloc(total * sizeof *s->blocks);
+    s->chain = malloc(total * sizeof *s->chain);
+    if (!s->blocks || !s->chain)
+        return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory for %zu blocks", total);
+    for (size_t i = 0; i < total; i++)
+        s->blocks[i] = (uint64_t)i * LV_BLOCK_BYTES +
+                       gx_rng_below(&ctx->rng, LV_BLOCK_BYTES / INFER_MIN_LINE_BYTES) *
+                           INFER_MIN_LINE_BYTES;
+    gx_rng_shuffle_u64(&ctx->rng, s->blocks, total);
+    s->nblocks = total;
+    return GX_OK;
+}
+
+/* A chain over the first f / LV_BLOCK_BYTES blocks, random order, warm +
+ * short timed chase. */
+static int chase_footprint(lv_state *s, uint64_t f, double *y, size_t *n_out)
+{
+    gx_infer *ctx = s->ctx;
+    size_t n = (size_t)(f / LV_BLOCK_BYTES);
+    if (n < 2)
+        n = 2;
+    if (n > s->nblocks)
+        n = s->nblocks;
+    infer_chain_shuffle(&ctx->rng, s->blocks, n, s->chain);
+    uint32_t warm = n < 4096 ? 2 : 1, rounds = 1;
+    uint64_t steps = LV_TIMED_STEPS;
+    if (n < LV_TIMED_STEPS) {
+        rounds = (uint32_t)((LV_TIMED_STEPS + n - 1) / n);
+        steps = 0;
+    }
+    *n_out = n;
+    return infer_chase(ctx, s->chain, n, warm, rounds, steps, 0, y);
+}
+
+/* Re-walk the current chain once (restores the steady state after probes). */
+static int rechase(lv_state *s, size_t n)
+{
+    double y = 0;
+    return infer_chase(s->ctx, s->chain, n, 1, 1, 1, 0, &y);
+}
+
+/* Probe k random chain lines; classify the deltas into pt. */
+static int probe_point(lv_state *s, size_t n, int k, lv_point *pt)
+{
+    gx_infer *ctx = s->ctx;
+    if ((size_t)k > n)
+        k = (int)n;
+    infer_pick_distinct(&ctx->rng, s->chain, n, (size_t)k, s->probe);
+    int rc = infer_probe_pairs(ctx, s->probe, (size_t)k, 0, NULL, s->delta);
+    if (rc != GX_OK)
+        return rc;
+    if (pt->n_nf + k > pt->cap_nf) {
+        int cap = pt->n_nf + k + 64;
+        double *nf = realloc(pt->nf, (size_t)cap * sizeof *nf);
+        if (!nf)
+            return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
+        pt->nf = nf;
+        pt->cap_nf = cap;
+    }
+    double hi = s->dram_delta + fmax(6 * s->noise, 0.5 * s->dram_delta);
+    for (int i = 0; i < k; i++) {
+        double d = s->delta[i];
+        if (d < -s->thr1 || d > hi)
+            continue; /* an outlier in one of the three timings */
+        pt->k++;
+        if (d < s->thr1)
+            pt->n1++;
+        else
+            pt->nf[pt->n_nf++] = d;
+    }
+    return GX_OK;
+}
+
+/* Two Gaussians with known centres a, b and sigma: weight of a (EM). */
+static double mixture_weight(const double *x, size_t n, double a, double b, double sigma)
+{
+    if (n == 0)
+        return 0;
+    double w = 0.5;
+    for (int it = 0; it < 200; it++) {
+        double sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            double za = (x[i] - a) / sigma, zb = (x[i] - b) / sigma;
+            double pa = w * exp(-0.5 * za * za), pb = (1 - w) * exp(-0.5 * zb * zb);
+            if (pa + pb > 1e-300)
+                sum += pa / (pa + pb);
+            else
+                sum += fabs(x[i] - a) < fabs(x[i] - b);
+        }
+        double nw = sum / (double)n;
+        if (fabs(nw - w) < 1e-7) {
+            w = nw;
+            break;
+        }
+        w = nw;
+    }
+    return w;
+}
+
+/* Resident fraction in the first level (0) or in any L2 level (1). */
+static double resident(const lv_state *s, const lv_point *p, int level)
+{
+    if (p->k == 0)
+        return NAN;
+    if (level == 0 || !s->near_far)
+        return (double)p->n1 / p->k;
+    double w = mixture_weight(p->nf, (size_t)p->n_nf, s->far_delta, s->dram_delta,
+                              fmax(s->noise, 1.0));
+    return ((double)p->n1 + w * p->n_nf) / p->k;
+}
+
+/* Maximum likelihood of a common capacity c (in chain lines) over the
+ * points whose expected resident fraction c_ref / lines lies in [lo, hi]
+ * (c_ref <= 0: their measured fraction): resident counts are binomial with
+ * p = c / lines at each point. Bisection on the score. */
+static double mle_capacity(const lv_state *s, int level, double c_ref, double rlo, double rhi,
+                           double *rel_sd, int verbose)
+{
+    double hs[LV_MAX_POINTS], ks[LV_MAX_POINTS], fs[LV_MAX_POINTS], fmin_pt = INFINITY;
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        double lines = s->p[i].f / LV_BLOCK_BYTES;
+        double r = resident(s, &s->p[i], level);
+        double rsel = c_ref > 0 ? c_ref / lines : r;
+        if (!(rsel >= rlo && rsel <= rhi) || s->p[i].k == 0)
+            continue;
+        hs[m] = r * s->p[i].k;
+        ks[m] = s->p[i].k;
+        fs[m] = lines;
+        fmin_pt = fmin(fmin_pt, fs[m]);
+        if (verbose)
+            infer_progress(s->ctx, "levels: level %d, %.0f lines: %.0f of %.0f resident -> %.0f",
+                           level + 1, fs[m], hs[m], ks[m], hs[m] / ks[m] * fs[m]);
+        m++;
+    }
+    if (rel_sd)
+        *rel_sd = NAN;
+    if (m == 0)
+        return NAN;
+    double lo = 0, hi = fmin_pt;
+    for (int it = 0; it < 100; it++) {
+        double c = 0.5 * (lo + hi), score = 0;
+        for (size_t i = 0; i < m; i++)
+            score += hs[i] / c - (ks[i] - hs[i]) / (fs[i] - c);
+        if (score > 0)
+            lo = c;
+        else
+            hi = c;
+    }
+    double c = 0.5 * (lo + hi), info = 0;
+    for (size_t i = 0; i < m; i++)
+        info += hs[i] / (c * c) + (ks[i] - hs[i]) / ((fs[i] - c) * (fs[i] - c));
+    if (rel_sd)
+        *rel_sd = info > 0 ? 1 / sqrt(info) / c : NAN;
+    return c;
+}
+
+/* Capacity of a level (in footprint bytes: lines x LV_BLOCK_BYTES): a rough
+ * estimate from the sweep, then a dedicated point where about 30 % of the
+ * chain is resident, probed LV_CAP_PROBES times in batches (re-chased
+ * between batches), then the likelihood over the points expected in range. */
+static int level_capacity(lv_state *s, int level, double *cap, double *rel_sd)
+{
+    *cap = NAN;
+    *rel_sd = NAN;
+    double rough = mle_capacity(s, level, 0, 0.06, 0.75, NULL, 0);
+    if (!isfinite(rough) || s->n >= LV_MAX_POINTS)
+        return GX_OK;
+    double lines = rough / 0.3;
+    if (lines * LV_BLOCK_BYTES > (double)s->ctx->arena_work_bytes)
+        lines = (double)s->ctx->arena_work_bytes / LV_BLOCK_BYTES;
+    lv_point *bp = &s->p[s->n];
+    memset(bp, 0, sizeof *bp);
+    bp->f = floor(lines) * LV_BLOCK_BYTES;
+    size_t n = 0;
+    int rc = chase_footprint(s, (uint64_t)bp->f, &bp->y, &n);
+    if (rc != GX_OK)
+        return rc;
+    s->n++;
+    int batch = (int)(rough / 48);
+    batch = batch < 16 ? 16 : batch > LV_CAP_PROBES ? LV_CAP_PROBES : batch;
+    for (int guard = 0; rc == GX_OK && bp->k < LV_CAP_PROBES && guard < 128; guard++) {
+        rc = probe_point(s, n, batch, bp);
+        if (rc == GX_OK && bp->k < LV_CAP_PROBES)
+            rc = rechase(s, n);
+    }
+    if (rc != GX_OK)
+        return rc;
+    /* keep the sweep order (sorted by footprint) */
+    for (size_t i = s->n - 1; i > 0 && s->p[i - 1].f > s->p[i].f; i--) {
+        lv_point t = s->p[i];
+        s->p[i] = s->p[i - 1];
+        s->p[i - 1] = t;
+    }
+    double c = mle_capacity(s, level, rough, LV_R_LO, LV_R_HI, rel_sd, 1);
+    *cap = c * LV_BLOCK_BYTES;
+    return GX_OK;
+}
+
+typedef struct lv_skew {
+    double base_hit;     /* fastest (SM, slice) pair hit latency, profile units */
+    double sm0_hit_seq;  /* median hit latency of SM 0's lines, seq units */
+    double spread;       /* 95th - 5th percentile of per-pair hit medians */
+} lv_skew;
+
+static int measure_skew(gx_infer *ctx, const uint64_t *lines_at, size_t nlines, lv_skew *sk)
+{
+    uint32_t nsm = ctx->info->sm_count < LV_SMS ? ctx->info->sm_count : LV_SMS;
+    double med[LV_SM0_LINES + LV_SMS * LV_LINES], sm0[LV_SM0_LINES];
+    size_t k = 0;
+    for (uint32_t j = 0; j < nsm; j++) {
+        uint32_t sm = (uint32_t)((uint64_t)j * ctx->info->sm_count / nsm);
+        int nl = j == 0 ? LV_SM0_LINES : LV_LINES;
+        for (int i = 0; i < nl; i++) {
+            uint64_t off = lines_at[gx_rng_below(&ctx->rng, nlines)];
+            int rc = infer_reload_latency(ctx, off, sm, LV_RELOADS, &med[k]);
+            if (rc != GX_OK)
+                return rc;
+            if (j == 0)
+                sm0[i] = med[k];
+            k++;
+        }
+    }
+    sk->base_hit = gx_percentile(med, k, 1) - ctx->timer_overhead;
+    sk->spread = gx_percentile(med, k, 95) - gx_percentile(med, k, 5);
+    sk->sm0_hit_seq = gx_median(sm0, LV_SM0_LINES);
+    return GX_OK;
+}
+
+/* Cold pairs: DRAM delta and the pair noise. */
+static int measure_cold(lv_state *s)
+{
+    gx_infer *ctx = s->ctx;
+    uint64_t offs[LV_COLD];
+    double d[LV_COLD];
+    for (int i = 0; i < LV_COLD; i++) {
+        int rc = infer_fresh_block(ctx, 0, &offs[i]);
+        if (rc != GX_OK)
+            return rc;
+    }
+    int rc = infer_probe_pairs(ctx, offs, LV_COLD, 0, NULL, d);
+    if (rc != GX_OK)
+        return rc;
+    s->dram_delta = gx_median(d, LV_COLD);
+    s->noise = fmax(1.4826 * gx_mad(d, LV_COLD), 1.0);
+    return GX_OK;
+}
+
+/* Topology test at F = 1.4 x the first level: far delta or DRAM delta? */
+static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
+{
+    gx_infer *ctx = s->ctx;
+    uint64_t f = (uint64_t)(1.4 * cap1) / LV_BLOCK_BYTES * LV_BLOCK_BYTES;
+    size_t n = 0;
+    double y = 0;
+    if (f > ctx->arena_work_bytes)
+        f = ctx->arena_work_bytes / LV_BLOCK_BYTES * LV_BLOCK_BYTES;
+    int rc = chase_footprint(s, f, &y, &n);
+    if (rc == GX_OK)
+        rc = chase_footprint(s, f, &y, &n); /* two passes: exclusive levels settle */
+    if (rc != GX_OK)
+        return rc;
+    int k = LV_FAR_PROBES > (int)n ? (int)n : LV_FAR_PROBES;
+    infer_pick_distinct(&ctx->rng, s->chain, n, (size_t)k, s->probe);
+    if ((rc = infer_probe_pairs(ctx, s->probe, (size_t)k, 0, NULL, s->delta)) != GX_OK)
+        return rc;
+    double x[LV_FAR_PROBES];
+    size_t m = 0;
+    double hi = s->dram_delta + fmax(6 * s->noise, 0.5 * s->dram_delta);
+    for (int i = 0; i < k; i++)
+        if (s->delta[i] >= s->thr1 && s->delta[i] <= hi)
+            x[m++] = s->delta[i];
+    if (m < 6) {
+        snprintf(why, why_len, "only %zu of %d lines missed the first level at 1.4x", m, k);
+        s->near_far = 0;
+        return GX_OK;
+    }
+    double med = gx_median(x, m);
+    double se = 1.25 * s->noise / sqrt((double)m);
+    double need = fmax(5 * se, 0.04 * s->dram_delta);
+    s->near_far = s->dram_delta - med > need;
+    s->far_delta = med;
+    snprintf(why, why_len, "misses at 1.4x C1: delta %.0f vs DRAM %.0f (%zu lines)", med,
+             s->dram_delta, m);
+    return GX_OK;
+}
+
+static void write_profile(gx_infer *ctx, double dram, double conf_lat, double conf_lv)
+{
+    gx_profile *p = ctx->out;
+    p->l2.present = 1;
+    if (conf_lv >= 0.9) {
+        p->l2.n_levels = ctx->n_levels;
+        for (int i = 0; i < ctx->n_levels; i++)
+            p->l2.levels[i] = ctx->levels[i];
+        gx_profile_set_confidence(p, "l2.levels_from_one_sm", conf_lv);
+    }
+    if (conf_lat < 0.9)
+        return;
+    p->l2.topology = ctx->topology;
+    p->memory.dram_latency_cycles = dram;
+    if (ctx->topology == GX_TOPO_UNIFORM) {
+        p->l2.hit_cycles = ctx->levels[0].latency_cycles;
+    } else {
+        p->l2.near_hit_cycles = ctx->levels[0].latency_cycles;
+        p->l2.far_hit_cycles = ctx->levels[1].latency_cycles;
+    }
+    const char *keys[] = {"l2.topology", "memory.dram_latency_cycles",
+                          ctx->topology == GX_TOPO_UNIFORM ? "l2.latency_cycles.hit"
+                                                           : "l2.latency_cycles.near_hit",
+                          ctx->topology == GX_TOPO_UNIFORM ? NULL : "l2.latency_cycles.far_hit"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (keys[i])
+            gx_profile_set_confidence(p, keys[i], conf_lat);
+}
+
+static void report(gx_infer *ctx, const lv_skew *sk, double dram, double conf,
+                   double conf_lv, size_t points, const char *why, const double *rel_sd,
+                   const char *low)
+{
+    char v[128], m[200], b[32];
+    int in = conf >= 0.9;
+    v[0] = 0;
+    for (int i = 0; i < ctx->n_levels; i++) {
+        size_t len = strlen(v);
+        snprintf(v + len, sizeof v - len, "%s%s @ %.0f", i ? ", " : "",
+                 infer_fmt_bytes(ctx->levels[i].capacity_bytes, b, sizeof b),
+                 ctx->levels[i].latency_cycles);
+    }
+    snprintf(m, sizeof m, "residency of %zu nested chains (+-%.0f%%), latency classes%s",
+             points, 100 * rel_sd[ctx->n_levels - 1], low);
+    infer_report_row(ctx, "l2.levels_from_one_sm", v, m, conf_lv, conf_lv >= 0.9);
+    infer_report_row(ctx, "l2.topology", gx_topology_name(ctx->topology), why, conf, in);
+    if (ctx->topology == GX_TOPO_UNIFORM) {
+        snprintf(v, sizeof v, "%.0f", ctx->levels[0].latency_cycles);
+        infer_report_row(ctx, "l2.latency_cycles.hit", v,
+                         "1st pct of reload medians over SMs x lines", conf, in);
+    } else {
+        snprintf(v, sizeof v, "%.0f", ctx->levels[0].latency_cycles);
+        infer_report_row(ctx, "l2.latency_cycles.near_hit", v,
+                         "1st pct of reload medians over SMs x lines", conf, in);
+        snprintf(v, sizeof v, "%.0f", ctx->levels[1].latency_cycles);
+        infer_report_row(ctx, "l2.latency_cycles.far_hit", v,
+                         "near hit + skew-free delta of far lines", conf, in);
+    }
+    snprintf(v, sizeof v, "%.0f", dram);
+    snprintf(m, sizeof m, "hit + skew-free delta of %d cold lines (pair sigma %.1f)", LV_COLD,
+             ctx->pair_noise);
+    infer_report_row(ctx, "memory.dram_latency_cycles", v, m, conf, in);
+    snprintf(v, sizeof v, "%.0f", ctx->chase_hit_latency);
+    infer_report_row(ctx, "first plateau seen by a chase", v,
+                     "chase mean per access from SM 0 (base + SM 0's mean skew)", NAN, 0);
+    snprintf(v, sizeof v, "%.0f", sk->spread);
+    infer_report_row(ctx, "hit skew over (SM, slice)", v, "95th - 5th pct of reload medians",
+                     NAN, 0);
+}
+
+static double interp_half(const lv_state *s, int level)
+{
+    /* first footprint where the resident fraction falls below 1/2: ~2 C */
+    for (size_t i = 1; i < s->n; i++) {
+        double r0 = resident(s, &s->p[i - 1], level), r1 = resident(s, &s->p[i], level);
+        if (r0 >= 0.5 && r1 < 0.5) {
+            double t = (r0 - 0.5) / (r0 - r1);
+            return 0.5 * exp(log(s->p[i - 1].f) + t * (log(s->p[i].f) - log(s->p[i - 1].f)));
+        }
+    }
+    return NAN;
+}
+
+static int count_below(const lv_point *p, double cut)
+{
+    int c = 0;
+    for (int i = 0; i < p->n_nf; i++)
+        c += p->nf[i] < cut;
+    return c;
+}
+
+static int run_levels(lv_state *s)
+{
+    gx_infer *ctx = s->ctx;
+    uint64_t work = ctx->arena_work_bytes;
+    int rc = measure_cold(s);
+    if (rc != GX_OK)
+        return rc;
+    lv_skew sk;
+    if ((rc = make_blocks(s)) != GX_OK)
+        return rc;
+    /* skew on lines every chain contains (the first blocks) */
+    if ((rc = measure_skew(ctx, s->blocks, LV_START_BYTES / LV_BLOCK_BYTES, &sk)) != GX_OK)
+        return rc;
+    /* first-level threshold: half the DRAM delta, at most a quarter of the hit
+     * latency (a far level costs at least half a hit more) */
+    s->thr1 = fmin(0.5 * s->dram_delta, 0.25 * sk.base_hit);
+    if (s->thr1 < 3 * s->noise)
+        return gx_fail(ctx->msg, GX_EUNSURE,
+                       "levels: DRAM delta %.0f too close to the pair noise %.1f", s->dram_delta,
+                       s->noise);
+    /* sweep */
+    for (double f = LV_START_BYTES; f <= (double)work && s->n < LV_MAX_POINTS; f *= 2) {
+        lv_point *pt = &s->p[s->n];
+        memset(pt, 0, sizeof *pt);
+        pt->f = f;
+        size_t n = 0;
+        if ((rc = chase_footprint(s, (uint64_t)f, &pt->y, &n)) != GX_OK)
+            return rc;
+        if ((rc = probe_point(s, n, LV_SWEEP_PROBES, pt)) != GX_OK)
+            return rc;
+        s->n++;
+        double r1 = resident(s, pt, 0);
+        double rall = r1 + (double)count_below(pt, s->dram_delta - fmax(4 * s->noise,
+                                                                       0.1 * s->dram_delta)) /
+                               (pt->k ? pt->k : 1);
+        infer_progress(ctx, "levels: %8.0f KiB chase %.1f, resident first %.2f, any %.2f",
+                       f / 1024, pt->y, r1, rall);
+        if (s->n >= 3 && r1 < LV_R_LO && rall < 0.2)
+            break;
+    }
+    double c1_rough = interp_half(s, 0);
+    if (!isfinite(c1_rough))
+        return gx_fail(ctx->msg, GX_EUNSURE,
+                       "levels: the first level never fell below half resident (up to %.0f KiB)",
+                       s->n ? s->p[s->n - 1].f / 1024 : 0.0);
+    char why[160];
+    if ((rc = far_test(s, c1_rough, why, sizeof why)) != GX_OK)
+        return rc;
+    /* the far level's points: re-probe the sweep points with the mixture */
+    int nl = s->near_far ? 2 : 1;
+    double caps[2] = {NAN, NAN}, sds[2] = {NAN, NAN};
+    if (s->near_far) {
+        /* extend the sweep until the far level is also mostly gone */
+        while (s->n < LV_MAX_POINTS && resident(s, &s->p[s->n - 1], 1) > 0.2 &&
+               s->p[s->n - 1].f * 2 <= (double)work) {
+            lv_point *pt = &s->p[s->n];
+            memset(pt, 0, sizeof *pt);
+            pt->f = s->p[s->n - 1].f * 2;
+            size_t n = 0;
+            if ((rc = chase_footprint(s, (uint64_t)pt->f, &pt->y, &n)) != GX_OK)
+                return rc;
+            if ((rc = probe_point(s, n, LV_SWEEP_PROBES, pt)) != GX_OK)
+                return rc;
+            s->n++;
+        }
+    }
+    for (int l = 0; l < nl; l++)
+        if ((rc = level_capacity(s, l, &caps[l], &sds[l])) != GX_OK)
+            return rc;
+    /* chase curve: the first plateau's level (for the report and later stages) */
+    double ys[LV_MAX_POINTS];
+    for (size_t i = 0; i < s->n; i++)
+        ys[i] = s->p[i].y;
+    cp_segment pl[4];
+    size_t np = cp_plateaus(ys, s->n, fmax(0.025 * ys[0], 3.0), 2, pl, 4);
+    double chase1 = np > 0 && pl[0].first == 0 ? pl[0].level : ys[0];
+
+    ctx->pair_noise = s->noise;
+    ctx->dram_delta = s->dram_delta;
+    ctx->miss_delta = s->near_far ? s->far_delta : s->dram_delta;
+    /* capacities are in lines (one line per 256 B block): the line size
+     * turns them into bytes */
+    uint32_t line = 0;
+    double lconf = 0;
+    char lhow[160] = "";
+    if (isfinite(caps[0])) {
+        rc = infer_measure_line(ctx, s->blocks, s->nblocks, caps[0] / LV_BLOCK_BYTES, &line,
+                                &lconf, lhow, sizeof lhow);
+        if (rc != GX_OK && rc != GX_EUNSURE)
+            return rc;
+        if (rc == GX_EUNSURE) {
+            snprintf(lhow, sizeof lhow, "%.150s", ctx->msg->text);
+            line = 0;
+        }
+        rc = GX_OK;
+    }
+    ctx->line_bytes = line;
+    ctx->line_conf = lconf;
+    snprintf(ctx->line_how, sizeof ctx->line_how, "%s", lhow);
+    ctx->n_levels = nl;
+    for (int l = 0; l < nl; l++) {
+        double bytes = caps[l] / LV_BLOCK_BYTES * line;
+        ctx->levels[l].capacity_bytes =
+            isfinite(bytes) && line ? (uint64_t)llround(bytes / 1024.0) * 1024u : 0;
+        ctx->levels[l].latency_cycles =
+            round(sk.base_hit + (l == 0 ? 0 : s->far_delta));
+    }
+    ctx->topology = nl > 1 ? GX_TOPO_NEAR_FAR : GX_TOPO_UNIFORM;
+    ctx->l2_capacity = ctx->levels[nl - 1].capacity_bytes;
+    ctx->hit_latency = sk.sm0_hit_seq;
+    ctx->miss_latency = sk.sm0_hit_seq + ctx->miss_delta;
+    ctx->dram_latency = ctx->dram_seq_latency = sk.sm0_hit_seq + s->dram_delta;
+    ctx->chase_hit_latency = chase1;
+    ctx->hit_miss_threshold = 0.5 * (ctx->hit_latency + ctx->miss_latency);
+    ctx->have_levels = 1;
+    double dram = round(sk.base_hit + s->dram_delta);
+
+    /* confidence: latencies and topology need a clear far test; the levels
+     * list needs well-measured capacities and the line size too */
+    double conf_lat = 0.99, conf_lv = 0.99;
+    char low[96] = "";
+    if (s->near_far && s->dram_delta - s->far_delta < 3 * s->noise) {
+        conf_lat = 0.6;
+        snprintf(low, sizeof low, "; far and DRAM deltas too close");
+    }
+    for (int l = 0; l < nl; l++)
+        if (!ctx->levels[l].capacity_bytes || !(sds[l] < 0.05)) {
+            conf_lv = 0.5;
+            snprintf(low, sizeof low, "; level %d capacity +-%.0f%%", l + 1, 100 * sds[l]);
+        }
+    if (lconf < 0.9) {
+        conf_lv = fmin(conf_lv, 0.5);
+        snprintf(low, sizeof low, "; line size unsure");
+    }
+    conf_lv = fmin(conf_lv, conf_lat);
+    write_profile(ctx, dram, conf_lat, conf_lv);
+    report(ctx, &sk, dram, conf_lat, conf_lv, s->n, why, sds, low);
+    return GX_OK;
+}
+
+int gx_stage_levels(gx_infer *ctx)
+{
+    if (!ctx->have_timer)
+        return gx_fail(ctx->msg, GX_EINVAL, "levels needs the timer stage");
+    int rc = infer_arena_default(ctx);
+    if (rc != GX_OK)
+        return rc;
+    lv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
+    s->ctx = ctx;
+    s->probe = malloc(LV_CAP_PROBES * sizeof *s->probe);
+    s->delta = malloc(LV_CAP_PROBES * sizeof *s->delta);
+    if (!s->probe || !s->delta)
+        rc = gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
+    else
+        rc = run_levels(s);
+    for (size_t i = 0; i < s->n; i++)
+        free(s->p[i].nf);
+    free(s->chain);
+    free(s->blocks);
+    free(s->probe);
+    free(s->delta);
+    free(s);
+    return rc;
+}

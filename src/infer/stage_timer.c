@@ -1,0 +1,82 @@
+/* stage_timer.c - discovery stage 1: the cycle counter's overhead and
+ * noise floor. Every later stage sizes its repeats and unsure bands from
+ * ctx->timer_noise.
+ *
+ * Method:
+ * - overhead: median of 64 empty timed intervals (seq with GX_OP_NONE);
+ * - noise: robust spread (MAD * 1.4826) of 64 reloads of ONE line (always an
+ *   L2 hit, always the same slice, so only jitter remains), and of the empty
+ *   intervals; the larger of the two.
+ *
+ * Notes: medians make rare +3000-cycle outliers irrelevant. The timer
+ * overhead is part of every seq measurement; latencies written to the
+ * profile have it subtracted. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpuxray/stats.h"
+#include "infer_util.h"
+
+#define TIMER_SAMPLES 64
+
+static int time_empty(gx_infer *ctx, double *median, double *spread)
+{
+    gx_seq_op ops[TIMER_SAMPLES];
+    double cyc[TIMER_SAMPLES];
+    for (int i = 0; i < TIMER_SAMPLES; i++)
+        ops[i] = (gx_seq_op){.offset = 0, .kind = GX_OP_NONE, .timed = 1};
+    int rc = infer_seq_timed(ctx, ops, TIMER_SAMPLES, 0, cyc);
+    if (rc != GX_OK)
+        return rc;
+    *median = gx_median(cyc, TIMER_SAMPLES);
+    *spread = 1.4826 * gx_mad(cyc, TIMER_SAMPLES);
+    return GX_OK;
+}
+
+static int time_reloads(gx_infer *ctx, double *median, double *spread)
+{
+    gx_seq_op ops[TIMER_SAMPLES + 1];
+    double cyc[TIMER_SAMPLES];
+    for (int i = 0; i <= TIMER_SAMPLES; i++)
+        ops[i] = (gx_seq_op){.offset = 0, .kind = GX_OP_LOAD, .timed = i > 0};
+    int rc = infer_seq_timed(ctx, ops, TIMER_SAMPLES + 1, 0, cyc);
+    if (rc != GX_OK)
+        return rc;
+    *median = gx_median(cyc, TIMER_SAMPLES);
+    *spread = 1.4826 * gx_mad(cyc, TIMER_SAMPLES);
+    return GX_OK;
+}
+
+int gx_stage_timer(gx_infer *ctx)
+{
+    int rc = infer_arena_default(ctx);
+    if (rc != GX_OK)
+        return rc;
+    double over = 0, over_spread = 0, hit = 0, hit_spread = 0;
+    if ((rc = time_empty(ctx, &over, &over_spread)) != GX_OK)
+        return rc;
+    if ((rc = time_reloads(ctx, &hit, &hit_spread)) != GX_OK)
+        return rc;
+    ctx->timer_overhead = over;
+    ctx->timer_noise = fmax(fmax(over_spread, hit_spread), 0.5);
+    ctx->have_timer = 1;
+    ctx->out->timer_overhead_cycles = round(over);
+    /* Confidence: the median of 64 samples is within +-1 cycle when the
+     * spread is a few cycles; lower it as the spread grows. */
+    double conf = over_spread < 4 ? 0.99 : over_spread < 10 ? 0.9 : 0.6;
+    gx_profile_set_confidence(ctx->out, "timer.overhead_cycles", conf);
+    char v[64], m[128];
+    snprintf(v, sizeof v, "%.0f", round(over));
+    snprintf(m, sizeof m, "median of %d empty timed intervals (spread %.1f)", TIMER_SAMPLES,
+             over_spread);
+    infer_report_row(ctx, "timer.overhead_cycles", v, m, conf, conf >= 0.9);
+    if (conf < 0.9)
+        ctx->out->timer_overhead_cycles = NAN;
+    snprintf(v, sizeof v, "%.1f", ctx->timer_noise);
+    snprintf(m, sizeof m, "MAD*1.4826 of %d reloads of one line (median %.0f)", TIMER_SAMPLES,
+             hit);
+    infer_report_row(ctx, "timer noise (cycles)", v, m, NAN, 0);
+    infer_progress(ctx, "timer: overhead %.1f cycles, noise %.1f cycles", over, ctx->timer_noise);
+    return GX_OK;
+}
