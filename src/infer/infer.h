@@ -46,6 +46,7 @@ typedef struct gx_infer {
     gx_topology topology;
     uint64_t l2_capacity;   /* bytes, from the levels */
     double hit_miss_threshold; /* cycles: below = L2 hit (first level), above = miss */
+    double dram_noise;      /* spread (sigma) of DRAM deltas: wide on real HBM */
     double miss_latency;    /* (helper A) seq latency of what follows the first level:
                                the next L2 level (near-far) or DRAM; threshold is between */
     double dram_seq_latency;/* (helper A) cold-miss latency as seq measures it */

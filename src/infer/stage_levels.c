@@ -73,7 +73,8 @@ typedef struct lv_state {
     gx_infer *ctx;
     size_t n;
     lv_point p[LV_MAX_POINTS];
-    double dram_delta, far_delta, noise; /* skew-free deltas, pair sigma */
+    double dram_delta, far_delta, noise; /* skew-free deltas, pair sigma (of DRAM deltas) */
+    double far_noise; /* sigma of far deltas (on-chip: much tighter than DRAM's on HBM) */
     double thr1;                          /* delta below: first level */
     int near_far;
     uint64_t *blocks;  /* slot offsets of the work area's blocks, random order */
@@ -165,20 +166,22 @@ static int probe_point(lv_state *s, size_t n, int k, lv_point *pt)
 }
 
 /* Two Gaussians with known centres a, b and sigma: weight of a (EM). */
-static double mixture_weight(const double *x, size_t n, double a, double b, double sigma)
+static double mixture_weight(const double *x, size_t n, double a, double sa, double b, double sb)
 {
+    /* Two Gaussians with known centres and their own spreads: far hits are
+     * tight (on-chip), DRAM deltas wide on real HBM. EM on the weight only. */
     if (n == 0)
         return 0;
     double w = 0.5;
     for (int it = 0; it < 200; it++) {
         double sum = 0;
         for (size_t i = 0; i < n; i++) {
-            double za = (x[i] - a) / sigma, zb = (x[i] - b) / sigma;
-            double pa = w * exp(-0.5 * za * za), pb = (1 - w) * exp(-0.5 * zb * zb);
+            double za = (x[i] - a) / sa, zb = (x[i] - b) / sb;
+            double pa = w * exp(-0.5 * za * za) / sa, pb = (1 - w) * exp(-0.5 * zb * zb) / sb;
             if (pa + pb > 1e-300)
                 sum += pa / (pa + pb);
             else
-                sum += fabs(x[i] - a) < fabs(x[i] - b);
+                sum += fabs(x[i] - a) / sa < fabs(x[i] - b) / sb;
         }
         double nw = sum / (double)n;
         if (fabs(nw - w) < 1e-7) {
@@ -197,8 +200,9 @@ static double resident(const lv_state *s, const lv_point *p, int level)
         return NAN;
     if (level == 0 || !s->near_far)
         return (double)p->n1 / p->k;
-    double w = mixture_weight(p->nf, (size_t)p->n_nf, s->far_delta, s->dram_delta,
-                              fmax(s->noise, 1.0));
+    double w = mixture_weight(p->nf, (size_t)p->n_nf, s->far_delta,
+                              fmax(s->far_noise > 0 ? s->far_noise : s->noise, 1.0),
+                              s->dram_delta, fmax(s->noise, 1.0));
     return ((double)p->n1 + w * p->n_nf) / p->k;
 }
 
@@ -369,6 +373,7 @@ static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
         return GX_OK;
     }
     double med = gx_median(x, m);
+    s->far_noise = fmax(1.4826 * gx_mad(x, m), 1.0);
     double se = 1.25 * s->noise / sqrt((double)m);
     double need = fmax(5 * se, 0.04 * s->dram_delta);
     s->near_far = s->dram_delta - med > need;
@@ -485,7 +490,13 @@ static int run_levels(lv_state *s)
     /* first-level threshold: half the DRAM delta, at most a quarter of the hit
      * latency (a far level costs at least half a hit more) */
     s->thr1 = fmin(0.5 * s->dram_delta, 0.25 * sk.base_hit);
-    if (s->thr1 < 3 * s->noise)
+    /* The hit side of a delta is as tight as the reload jitter; s->noise is
+     * the spread of DRAM deltas, which on real HBM is wide (row hits and
+     * misses, refresh: ~75 cycles on an H200) and must not veto a threshold
+     * that sits far below the DRAM cluster. Require the threshold to clear
+     * both the hit jitter and the DRAM cluster's lower tail. */
+    double hit_noise = 1.5 * fmax(ctx->have_timer ? ctx->timer_noise : 2.0, 1.0);
+    if (s->thr1 < 3 * hit_noise || s->dram_delta - s->thr1 < 2.5 * s->noise)
         return gx_fail(ctx->msg, GX_EUNSURE,
                        "levels: DRAM delta %.0f too close to the pair noise %.1f", s->dram_delta,
                        s->noise);
@@ -546,7 +557,11 @@ static int run_levels(lv_state *s)
     size_t np = cp_plateaus(ys, s->n, fmax(0.025 * ys[0], 3.0), 2, pl, 4);
     double chase1 = np > 0 && pl[0].first == 0 ? pl[0].level : ys[0];
 
-    ctx->pair_noise = s->noise;
+    /* pair_noise: the spread of a hit-side delta (reload jitter), used for
+     * unsure bands around hit/miss thresholds; dram_noise: the spread of
+     * DRAM deltas (wide on real HBM), used for bounds on the miss side */
+    ctx->dram_noise = s->noise;
+    ctx->pair_noise = fmin(s->noise, 1.5 * fmax(ctx->have_timer ? ctx->timer_noise : 2.0, 1.0));
     ctx->dram_delta = s->dram_delta;
     ctx->miss_delta = s->near_far ? s->far_delta : s->dram_delta;
     /* capacities are in lines (one line per 256 B block): the line size
@@ -590,7 +605,7 @@ static int run_levels(lv_state *s)
      * list needs well-measured capacities and the line size too */
     double conf_lat = 0.99, conf_lv = 0.99;
     char low[96] = "";
-    if (s->near_far && s->dram_delta - s->far_delta < 3 * s->noise) {
+    if (s->near_far && s->dram_delta - s->far_delta < 1.5 * s->noise + 3 * s->far_noise) {
         conf_lat = 0.6;
         snprintf(low, sizeof low, "; far and DRAM deltas too close");
     }

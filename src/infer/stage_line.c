@@ -100,7 +100,7 @@ static int residency(ln_state *s, uint32_t d, double c1_lines, int probes, doubl
         for (int i = 0; i < m; i++) {
             int h = infer_delta_is_hit(ctx, s->delta[i]);
             if (h >= 0 && s->delta[i] > -0.5 * ctx->miss_delta &&
-                s->delta[i] < ctx->dram_delta + 0.5 * ctx->miss_delta + 6 * ctx->pair_noise) {
+                s->delta[i] < ctx->dram_delta + 0.5 * ctx->miss_delta + 6 * ctx->dram_noise) {
                 hit += h;
                 k++;
             }
@@ -208,7 +208,7 @@ static int sector_vote(gx_infer *ctx, uint32_t d, int *vote)
     /* same sector: a first-level hit; else DRAM (the line is new) */
     double mid = 0.5 * ctx->dram_delta;
     double band = fmin(2.0 * ctx->pair_noise + 1.0, 0.25 * ctx->dram_delta);
-    if (delta < -mid || delta > ctx->dram_delta + mid + 6 * ctx->pair_noise)
+    if (delta < -mid || delta > ctx->dram_delta + mid + 6 * ctx->dram_noise)
         *vote = -1; /* an outlier */
     else
         *vote = fabs(delta - mid) < band ? -1 : delta < mid;
