@@ -24,18 +24,6 @@
 #define GX_TOOL_VERSION "0.1.0"
 #endif
 
-/* Link fallback for a stage another helper writes concurrently: compiled only
- * while its source file does not exist yet; it reports "not built".
- * TEMPORARY: remove once stage_sets.c has landed (a stale object compiled
- * before the file existed would keep the fallback: rebuild discover.c). */
-#define GX_STAGE_FALLBACK(fn, file)                                                     \
-    int fn(gx_infer *ctx)                                                               \
-    {                                                                                   \
-        return gx_fail(ctx->msg, GX_EUNSUPPORTED, "stage not built (%s missing)", file); \
-    }
-#if !__has_include("stage_sets.c")
-GX_STAGE_FALLBACK(gx_stage_sets, "stage_sets.c")
-#endif
 
 enum {
     ST_TIMER = 0,

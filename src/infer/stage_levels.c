@@ -54,6 +54,7 @@
 #define LV_FAR_PROBES 96
 #define LV_CAP_PROBES 3072
 #define LV_COLD 40
+#define LV_COLD_STRIDE (32u << 10) /* cold lines this far apart: different DRAM rows */
 #define LV_LINES 6       /* lines per SM for the skew */
 #define LV_SM0_LINES 24  /* lines on SM 0 (its typical hit latency) */
 #define LV_SMS 64        /* SMs sampled: many (SM, slice) pairs even with one slice */
@@ -330,16 +331,92 @@ static int measure_cold(lv_state *s)
     gx_infer *ctx = s->ctx;
     uint64_t offs[LV_COLD];
     double d[LV_COLD];
+    /* Cold lines far apart (LV_COLD_STRIDE), taken from the END of the
+     * never-touched reserve (which then ends before them): consecutive fresh
+     * blocks would share DRAM rows, and on real HBM a row-buffer hit is much
+     * faster than the random access a DRAM latency should describe. The
+     * page they sit in is TLB-warmed first through a block that is not used. */
+    const uint64_t stride = LV_COLD_STRIDE;
+    if (ctx->fresh_end < ctx->fresh_next + (LV_COLD + 2) * stride)
+        return gx_fail(ctx->msg, GX_ERANGE, "levels: the never-touched reserve is too small");
+    uint64_t top = ctx->fresh_end - stride;
+    uint64_t page = ctx->info->page_bytes ? ctx->info->page_bytes : 4096;
+    uint64_t warmed = ~(uint64_t)0;
     for (int i = 0; i < LV_COLD; i++) {
-        int rc = infer_fresh_block(ctx, 0, &offs[i]);
-        if (rc != GX_OK)
-            return rc;
+        offs[i] = top - (uint64_t)i * stride;
+        if (offs[i] / page != warmed) {
+            warmed = offs[i] / page;
+            uint64_t sentinel = warmed * page + INFER_FRESH_BLOCK_BYTES;
+            if (sentinel % stride == top % stride) /* never one of the cold lines */
+                sentinel += INFER_FRESH_BLOCK_BYTES;
+            gx_seq_op op = {.offset = sentinel, .kind = GX_OP_LOAD, .timed = 0};
+            double dummy = 0;
+            int rc = infer_seq_timed(ctx, &op, 1, 0, &dummy);
+            if (rc != GX_OK)
+                return rc;
+        }
     }
+    ctx->fresh_end = offs[LV_COLD - 1] / page * page; /* the rest stays fresh below */
+    if (ctx->fresh_end < ctx->fresh_next)
+        ctx->fresh_end = ctx->fresh_next;
     int rc = infer_probe_pairs(ctx, offs, LV_COLD, 0, NULL, d);
     if (rc != GX_OK)
         return rc;
     s->dram_delta = gx_median(d, LV_COLD);
     s->noise = fmax(1.4826 * gx_mad(d, LV_COLD), 1.0);
+    return GX_OK;
+}
+
+/* Level 2 from the chase curve, for near-far cards where far and DRAM deltas
+ * overlap line by line (on an H200, HBM row-buffer hits are as fast as far
+ * hits, so per-line classification cannot count far residents). The chase
+ * mean rises from the far plateau to the DRAM plateau as the footprint
+ * passes the combined capacity; the capacity is where it crosses halfway
+ * (bracketed on a grid of multiples of the first level, then bisected).
+ * *c2 in chain lines; *sd the relative half-width of the final bracket. */
+static int curve_capacity2(lv_state *s, double c1, double *c2, double *sd)
+{
+    static const double mult[] = {1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.5};
+    enum { NM = sizeof mult / sizeof mult[0] };
+    double x[NM], y[NM];
+    size_t k = 0, n = 0;
+    *c2 = NAN;
+    *sd = NAN;
+    for (size_t i = 0; i < NM; i++) {
+        double lines = floor(c1 * mult[i]);
+        if (lines > (double)s->nblocks)
+            break;
+        x[k] = lines;
+        int rc = chase_footprint(s, (uint64_t)lines * LV_BLOCK_BYTES, &y[k], &n);
+        if (rc != GX_OK)
+            return rc;
+        k++;
+    }
+    if (k < 4)
+        return GX_OK;
+    double lo_y = y[0], hi_y = y[k - 1], mid = 0.5 * (lo_y + hi_y);
+    if (!(hi_y - lo_y > 8 * s->far_noise / sqrt((double)LV_TIMED_STEPS) + 5))
+        return GX_OK;
+    size_t b = 0;
+    while (b + 1 < k && !(y[b] < mid && y[b + 1] >= mid))
+        b++;
+    if (b + 1 >= k)
+        return GX_OK;
+    double a = x[b], z = x[b + 1];
+    for (int it = 0; it < 3; it++) { /* bisection on the bracket */
+        double m = floor(0.5 * (a + z)), ym = 0;
+        int rc = chase_footprint(s, (uint64_t)m * LV_BLOCK_BYTES, &ym, &n);
+        if (rc != GX_OK)
+            return rc;
+        if (ym < mid)
+            a = m;
+        else
+            z = m;
+    }
+    *c2 = 0.5 * (a + z);
+    *sd = 0.5 * (z - a) / *c2;
+    infer_progress(s->ctx, "levels: level 2 from the chase curve: far %.0f, DRAM %.0f, halfway at "
+                   "%.0f lines (+-%.1f%%)", lo_y, hi_y, *c2, 100 * *sd);
     return GX_OK;
 }
 
@@ -546,9 +623,21 @@ static int run_levels(lv_state *s)
             s->n++;
         }
     }
+    int overlap = s->near_far && s->dram_delta - s->far_delta < 1.5 * s->noise + 3 * s->far_noise;
+    int by_curve = 0;
     for (int l = 0; l < nl; l++)
         if ((rc = level_capacity(s, l, &caps[l], &sds[l])) != GX_OK)
             return rc;
+    if (overlap && isfinite(caps[0])) {
+        double c2 = NAN, sd2 = NAN;
+        if ((rc = curve_capacity2(s, caps[0] / LV_BLOCK_BYTES, &c2, &sd2)) != GX_OK)
+            return rc;
+        if (isfinite(c2)) {
+            caps[1] = c2 * LV_BLOCK_BYTES;
+            sds[1] = sd2;
+            by_curve = 1;
+        }
+    }
     /* chase curve: the first plateau's level (for the report and later stages) */
     double ys[LV_MAX_POINTS];
     for (size_t i = 0; i < s->n; i++)
@@ -605,9 +694,12 @@ static int run_levels(lv_state *s)
      * list needs well-measured capacities and the line size too */
     double conf_lat = 0.99, conf_lv = 0.99;
     char low[96] = "";
-    if (s->near_far && s->dram_delta - s->far_delta < 1.5 * s->noise + 3 * s->far_noise) {
+    if (overlap && !by_curve) {
         conf_lat = 0.6;
         snprintf(low, sizeof low, "; far and DRAM deltas too close");
+    } else if (by_curve) {
+        conf_lat = 0.9;
+        snprintf(low, sizeof low, "; far level from the chase curve (far/DRAM overlap per line)");
     }
     for (int l = 0; l < nl; l++)
         if (!ctx->levels[l].capacity_bytes || !(sds[l] < 0.05)) {
