@@ -1,0 +1,1260 @@
+/* stage_sets.c - discovery stage 6: the set index within a slice
+ * (l2.hash.set, l2.sets_per_slice), cross-checked against the capacity.
+ *
+ * Method:
+ * - Points: the lines of the ways stage's target page whose observable
+ *   slice bits equal the target's (the slice hash's masks, from stage 5):
+ *   T xor span(K), K = the null space of the slice masks over the
+ *   observable line bits. Same page, so the unobservable part of every hash
+ *   is one constant: only observable bits vary.
+ * - Congruence class of T among them: probe every point against the
+ *   target's minimal eviction set (load, walk the set, reload: evicted =
+ *   same set), positives confirmed by a second probe.
+ * - Linear (power-of-two sets): the class is T xor K0, a subspace; sets per
+ *   slice = 2^(dim K - dim K0); the set masks span the null space of K0
+ *   minus the slice masks' span (any such basis gives the same partition of
+ *   every slice, which is what Contract 1 compares).
+ * - Not linear: set = value mod m, value = sum 2^i parity(addr & mask_i).
+ *   K1 = the differences that keep every member of T's class in it (they
+ *   flip no value bit); Q = K / K1 has dimension n (the value bits). Every
+ *   point of Q is classified with eviction sets obtained by translating the
+ *   target's (xor the offset difference; verified by an overflow test), so
+ *   the whole partition of Q into m classes is measured. Then: a direction
+ *   that flips one value bit moves every class by +-2^i, so it links each
+ *   class to at most two others; the least significant one (+-1) strings all
+ *   m classes into one cycle, which orders them as residues. The other
+ *   directions' steps along that cycle (2^i mod m) give their bit i; the
+ *   dual basis gives each value bit as a function of the point, a search
+ *   over the constant part reproduces the measured partition exactly, and
+ *   each bit becomes an address mask (lowest weight among the equivalent
+ *   ones over the slice masks).
+ * - Cross-check: slices x sets x ways x line against the levels' capacity.
+ *
+ * Notes: needs stage 4's eviction sets (same arena) and stage 5's slice hash.
+ * Costs: one probe pass over 2^dim K points (linear); m probe passes over
+ * 2^n points (modulo). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evset.h"
+#include "gf2.h"
+#include "gpuxray/hash.h"
+#include "infer_util.h"
+
+#define SETS_MAX_K 16
+#define SETS_MAX_N 14
+#define SETS_MAX_CLASSES 4096
+#define SETS_CAP_TOL 0.125
+
+typedef struct sets_ctx {
+    gx_infer *ctx;
+    gx_evx ev;
+    uint32_t w, line;
+    uint64_t page, base, toff; /* target = base + toff */
+    uint64_t space;            /* observable line-address bits */
+    int lo, hi;
+    uint64_t smask[GX_MAX_MASKS];
+    int ns;                    /* slice masks (observable parts) */
+    uint64_t kb[64];
+    int k;                     /* basis of K (slice-preserving differences) */
+    const gx_evset *es;
+    uint64_t probes;           /* probe calls */
+} sets_ctx;
+
+static int ilog2_u64(uint64_t x)
+{
+    int k = 0;
+    while (x > 1) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+}
+
+static uint64_t span_point(const uint64_t *basis, int n, uint64_t c)
+{
+    uint64_t d = 0;
+    for (int j = 0; j < n; j++)
+        if (c >> j & 1)
+            d ^= basis[j];
+    return d;
+}
+
+/* ---- probing ------------------------------------------------------------------ */
+
+/* Which of the offsets (in-page) are evicted by the eviction set `set`
+ * (arena offsets)? ev_out[i] = 1 / 0. Batches of `batch`; positives are
+ * confirmed by a second probe. */
+static int probe_batches(sets_ctx *s, const uint64_t *set, uint32_t nset, const uint64_t *offs,
+                         size_t n, size_t batch, uint8_t *ev_out);
+
+/* Batches of random members: neighbouring points share most index bits,
+ * so a batch of consecutive ones would crowd a few sets and evict itself. */
+static int probe_offsets(sets_ctx *s, const uint64_t *set, uint32_t nset, const uint64_t *offs,
+                         size_t n, size_t batch, uint8_t *ev_out)
+{
+    uint64_t *perm = malloc((n ? n : 1) * sizeof *perm);
+    uint64_t *sh = malloc((n ? n : 1) * sizeof *sh);
+    uint8_t *ev = malloc(n ? n : 1);
+    if (!perm || !sh || !ev) {
+        free(perm);
+        free(sh);
+        free(ev);
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    gx_rng_shuffle_u64(&s->ctx->rng, perm, (uint64_t)n);
+    for (size_t i = 0; i < n; i++)
+        sh[i] = offs[perm[i]];
+    int rc = probe_batches(s, set, nset, sh, n, batch, ev);
+    for (size_t i = 0; rc == GX_OK && i < n; i++)
+        ev_out[perm[i]] = ev[i];
+    free(perm);
+    free(sh);
+    free(ev);
+    return rc;
+}
+
+static int probe_batches(sets_ctx *s, const uint64_t *set, uint32_t nset, const uint64_t *offs,
+                         size_t n, size_t batch, uint8_t *ev_out)
+{
+    /* enough rounds that even random replacement evicts a congruent line
+     * (each miss picks it with probability 1/W): about e^-6 to survive */
+    uint32_t passes = 4 * nset + 8;
+    uint64_t *lines = malloc((batch ? batch : 1) * sizeof *lines);
+    uint64_t *pos = malloc((batch ? batch : 1) * sizeof *pos);
+    size_t *pidx = malloc((batch ? batch : 1) * sizeof *pidx);
+    int *r1 = malloc((batch ? batch : 1) * sizeof *r1), *r2 = malloc((batch ? batch : 1) * sizeof *r2);
+    int rc = lines && pos && pidx && r1 && r2 ? GX_OK
+                                              : gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    for (size_t i = 0; rc == GX_OK && i < n; i += batch) {
+        size_t nb = n - i < batch ? n - i : batch;
+        for (size_t j = 0; j < nb; j++)
+            lines[j] = s->base + offs[i + j];
+        if ((rc = gx_evx_probe(&s->ev, set, nset, passes, lines, nb, r1)) != GX_OK)
+            break;
+        s->probes++;
+        size_t np = 0;
+        for (size_t j = 0; j < nb; j++) {
+            ev_out[i + j] = 0;
+            if (r1[j] != 0) { /* evicted or unsure: look again */
+                pos[np] = lines[j];
+                pidx[np++] = i + j;
+            }
+        }
+        /* confirm a few at a time: an outlier, or a crowded set in the big
+         * batch, must not make a line congruent */
+        for (size_t j0 = 0; rc == GX_OK && j0 < np; j0 += 8) {
+            size_t nc = np - j0 < 8 ? np - j0 : 8;
+            if ((rc = gx_evx_probe(&s->ev, set, nset, passes, pos + j0, nc, r2)) != GX_OK)
+                break;
+            s->probes++;
+            for (size_t j = 0; j < nc; j++)
+                ev_out[pidx[j0 + j]] = (uint8_t)(r2[j] == 1);
+        }
+    }
+    free(lines);
+    free(pos);
+    free(pidx);
+    free(r1);
+    free(r2);
+    return rc;
+}
+
+/* Batch size: few enough points that no set of the slice gets more than
+ * W/2 of them (they must not evict each other). */
+static size_t batch_for(const sets_ctx *s, double sets_est)
+{
+    double b = sets_est > 0 ? sets_est * s->w / 4.0 : s->w / 2.0;
+    if (b < 1)
+        b = 1;
+    if (b > 512)
+        b = 512;
+    return (size_t)b;
+}
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int in_sorted(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else if (v[mid] > x)
+            hi = mid;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+/* Lowest-weight vector of v xor span(null). */
+static uint64_t min_weight(uint64_t v, const uint64_t *null, int nn)
+{
+    uint64_t best = v;
+    if (nn > 16)
+        nn = 16;
+    for (uint64_t c = 1; c < ((uint64_t)1 << nn); c++) {
+        uint64_t x = v ^ span_point(null, nn, c);
+        if (__builtin_popcountll(x) < __builtin_popcountll(best))
+            best = x;
+    }
+    return best;
+}
+
+/* ---- linear ------------------------------------------------------------------------ */
+
+/* Set masks for the class T xor span(k0): rho vectors of annihilator(k0)
+ * independent of the slice masks, each of low weight. */
+/* Up to `want` set masks: lowest-weight vectors of annihilator(k0)
+ * independent of the slice masks. *spare = how many more independent
+ * vectors the space holds (0: the choice was forced). */
+static int linear_masks(const sets_ctx *s, const uint64_t *k0, int nk0, int want,
+                        uint64_t *masks, int *spare)
+{
+    uint64_t ann[64];
+    int na = gx_gf2_annihilator(k0, (size_t)nk0, s->space, ann);
+    gx_gf2_basis b;
+    gx_gf2_basis_init(&b);
+    for (int i = 0; i < s->ns; i++)
+        gx_gf2_basis_add(&b, s->smask[i]);
+    int base = b.n, rho = 0;
+    gx_gf2_basis all = b;
+    for (int i = 0; i < na; i++)
+        gx_gf2_basis_add(&all, ann[i]);
+    *spare = all.n - base - want;
+    if (na <= 16) {
+        for (int wt = 1; wt <= 64 && rho < want; wt++)
+            for (uint64_t c = 1; c < ((uint64_t)1 << na) && rho < want; c++) {
+                uint64_t x = span_point(ann, na, c);
+                if (__builtin_popcountll(x) == wt && gx_gf2_basis_add(&b, x))
+                    masks[rho++] = x;
+            }
+        return rho;
+    }
+    for (int i = 0; i < na && rho < want; i++)
+        if (gx_gf2_basis_add(&b, ann[i]))
+            masks[rho++] = ann[i];
+    return rho;
+}
+
+/* With a table slice hash, lines of one slice also sit in other cosets of
+ * the slice bits, where a set mask plus a slice mask is no longer
+ * equivalent to the mask alone: the set masks must be exact. Sweep the page
+ * against eviction sets of several targets (T, then T xor d with the set
+ * moved by d, each verified): every congruent line X of target Y gives a
+ * kernel vector X xor Y of the set index. Stops when the kernel reaches
+ * its full dimension (observable bits - set bits). Appends to k0. */
+static int sweep_target(sets_ctx *s, uint64_t toff, const uint64_t *set, gx_gf2_basis *b,
+                        int *extra)
+{
+    uint64_t lines_in_page = s->page / s->line;
+    uint64_t *offs = calloc((size_t)lines_in_page, sizeof *offs);
+    uint8_t *ev = malloc((size_t)lines_in_page);
+    if (!offs || !ev) {
+        free(offs);
+        free(ev);
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
+    size_t n = 0;
+    for (uint64_t i = 0; i < lines_in_page; i++) {
+        uint64_t off = i * s->line;
+        if (off != toff && !gx_gf2_basis_contains(b, (off ^ toff) & s->space))
+            offs[n++] = off;
+    }
+    /* lines of every slice: a set of the cache gets about batch / (slices
+     * x sets) of them; positives once more, a few at a time */
+    int rc = probe_offsets(s, set, s->es->n, offs, n, 512, ev);
+    size_t np = 0;
+    for (size_t i = 0; rc == GX_OK && i < n; i++)
+        if (ev[i])
+            offs[np++] = offs[i];
+    if (rc == GX_OK && np)
+        rc = probe_offsets(s, set, s->es->n, offs, np, 4, ev);
+    for (size_t i = 0; rc == GX_OK && i < np; i++)
+        if (ev[i] && gx_gf2_basis_add(b, (offs[i] ^ toff) & s->space))
+            (*extra)++;
+    free(offs);
+    free(ev);
+    return rc;
+}
+
+static int table_constraints(sets_ctx *s, int rho0, uint64_t *k0, int *nk0, int *extra)
+{
+    *extra = 0;
+    if (s->page / s->line > ((uint64_t)1 << 16))
+        return GX_OK;
+    int full = __builtin_popcountll(s->space) - rho0;
+    gx_gf2_basis b;
+    gx_gf2_basis_from(&b, k0, (size_t)*nk0);
+    uint64_t set[GX_EVX_MAX_WAYS];
+    int rc = GX_OK;
+    for (int t = 0; rc == GX_OK && t < 8 && b.n < full; t++) {
+        uint64_t d = t == 0 ? 0 : gx_rng_below(&s->ctx->rng, s->page / s->line) * s->line;
+        for (uint32_t i = 0; i < s->es->n; i++)
+            set[i] = s->es->lines[i] ^ d;
+        if (d) { /* the moved set must evict its moved target */
+            int ovf = 0;
+            double hit = 0;
+            if ((rc = gx_evx_hit_latency(&s->ev, s->base + (s->toff ^ d), 5, &hit)) != GX_OK ||
+                (rc = gx_evx_overflows(&s->ev, s->base + (s->toff ^ d), hit, set, NULL, s->es->n,
+                                       0, &ovf, NULL)) != GX_OK)
+                break;
+            if (!ovf)
+                continue;
+        }
+        rc = sweep_target(s, s->toff ^ d, set, &b, extra);
+    }
+    for (int i = 0; i < b.n; i++)
+        k0[i] = b.v[i];
+    *nk0 = b.n;
+    return rc;
+}
+
+/* ---- modulo ------------------------------------------------------------------------ */
+
+typedef struct mod_fit {
+    int n;          /* value bits */
+    uint32_t m;     /* classes */
+    uint64_t q[SETS_MAX_N];  /* Q basis (offset differences) */
+    int32_t *lab;   /* class per point of Q */
+    uint64_t mask[SETS_MAX_N];
+    int ok;
+} mod_fit;
+
+/* A probe that spared a congruent line once makes it the first member of
+ * a new class: classes of less than half the typical size are tried
+ * against the oracles of the others and merged where they belong. */
+static int merge_small_classes(sets_ctx *s, mod_fit *f, const uint64_t *offs,
+                               const uint64_t *rep, size_t batch)
+{
+    size_t np = (size_t)1 << f->n;
+    uint32_t m = f->m;
+    if (m < 2 || m > SETS_MAX_CLASSES)
+        return GX_OK;
+    uint32_t *size = calloc(m, sizeof *size);
+    uint64_t *pts = malloc(np * sizeof *pts);
+    size_t *idx = malloc(np * sizeof *idx);
+    uint8_t *ev = malloc(np);
+    uint64_t set[GX_EVX_MAX_WAYS];
+    int rc = size && pts && idx && ev ? GX_OK
+                                      : gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    for (size_t c = 0; rc == GX_OK && c < np; c++)
+        size[f->lab[c]]++;
+    double avg = (double)np / m;
+    size_t nsm = 0;
+    for (size_t c = 0; rc == GX_OK && avg >= 3 && c < np; c++)
+        if (size[f->lab[c]] * 2.0 < avg) {
+            pts[nsm] = offs[c];
+            idx[nsm++] = c;
+        }
+    for (uint32_t r = 0; rc == GX_OK && nsm && r < m; r++) {
+        if (size[r] * 2.0 < avg)
+            continue;
+        uint64_t d = rep[r] ^ s->toff;
+        for (uint32_t i = 0; i < s->es->n; i++)
+            set[i] = s->es->lines[i] ^ d;
+        if ((rc = probe_offsets(s, set, s->es->n, pts, nsm, batch, ev)) != GX_OK)
+            break;
+        size_t k = 0;
+        for (size_t j = 0; j < nsm; j++) {
+            if (ev[j]) {
+                f->lab[idx[j]] = (int32_t)r;
+            } else {
+                pts[k] = pts[j];
+                idx[k++] = idx[j];
+            }
+        }
+        nsm = k;
+    }
+    if (rc == GX_OK) { /* renumber the classes that are left */
+        int32_t *map = malloc(m * sizeof *map);
+        if (!map) {
+            rc = gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+        } else {
+            for (uint32_t r = 0; r < m; r++)
+                map[r] = -1;
+            int32_t next = 0;
+            for (size_t c = 0; c < np; c++) {
+                if (map[f->lab[c]] < 0)
+                    map[f->lab[c]] = next++;
+                f->lab[c] = map[f->lab[c]];
+            }
+            f->m = (uint32_t)next;
+            free(map);
+        }
+    }
+    free(size);
+    free(pts);
+    free(idx);
+    free(ev);
+    return rc;
+}
+
+/* Classify every point of Q with translated eviction sets. */
+static int classify_q(sets_ctx *s, mod_fit *f, const uint64_t *ct, size_t nct, double sets_est)
+{
+    size_t np = (size_t)1 << f->n;
+    uint64_t *offs = malloc(np * sizeof *offs);
+    uint64_t *todo = malloc(np * sizeof *todo);
+    size_t *tidx = malloc(np * sizeof *tidx);
+    uint8_t *ev = malloc(np);
+    uint64_t set[GX_EVX_MAX_WAYS];
+    int rc = offs && todo && tidx && ev ? GX_OK
+                                        : gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    uint32_t classes = 0;
+    uint64_t *rep = malloc(SETS_MAX_CLASSES * sizeof *rep); /* a member of each class */
+    if (!rep && rc == GX_OK)
+        rc = gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    if (rep)
+        rep[0] = s->toff;
+    for (size_t c = 0; rc == GX_OK && c < np; c++) {
+        offs[c] = s->toff ^ span_point(f->q, f->n, c);
+        f->lab[c] = in_sorted(ct, nct, offs[c]) ? 0 : -1;
+    }
+    if (rc == GX_OK)
+        classes = 1;
+    size_t batch = batch_for(s, sets_est);
+    for (size_t c = 0; rc == GX_OK && c < np; c++) {
+        if (f->lab[c] >= 0)
+            continue;
+        if (classes >= SETS_MAX_CLASSES) {
+            rc = gx_fail(s->ctx->msg, GX_EUNSURE, "sets: more than %u classes", SETS_MAX_CLASSES);
+            break;
+        }
+        /* oracle for this point: the target's set moved by the same offset */
+        uint64_t d = offs[c] ^ s->toff;
+        for (uint32_t i = 0; i < s->es->n; i++)
+            set[i] = s->es->lines[i] ^ d;
+        int ovf = 0;
+        double hit = 0;
+        if ((rc = gx_evx_hit_latency(&s->ev, s->base + offs[c], 5, &hit)) != GX_OK ||
+            (rc = gx_evx_overflows(&s->ev, s->base + offs[c], hit, set, NULL, s->es->n, 0, &ovf,
+                                   NULL)) != GX_OK)
+            break;
+        if (!ovf) {
+            rc = gx_fail(s->ctx->msg, GX_EUNSURE,
+                         "sets: a translated eviction set does not evict its line");
+            break;
+        }
+        f->lab[c] = (int32_t)classes;
+        size_t nt = 0;
+        for (size_t e = c + 1; e < np; e++)
+            if (f->lab[e] < 0) {
+                tidx[nt] = e;
+                todo[nt++] = offs[e];
+            }
+        if ((rc = probe_offsets(s, set, s->es->n, todo, nt, batch, ev)) != GX_OK)
+            break;
+        for (size_t j = 0; j < nt; j++)
+            if (ev[j])
+                f->lab[tidx[j]] = (int32_t)classes;
+        if (classes < SETS_MAX_CLASSES)
+            rep[classes] = offs[c];
+        classes++;
+    }
+    f->m = classes;
+    if (rc == GX_OK)
+        rc = merge_small_classes(s, f, offs, rep, batch);
+    free(rep);
+    free(offs);
+    free(todo);
+    free(tidx);
+    free(ev);
+    return rc;
+}
+
+/* Partners of every class under direction w: 0 = inconsistent (a class
+ * meets itself or more than two others), else 1 and p1/p2 filled. */
+static int partners(const mod_fit *f, uint64_t w, int32_t *p1, int32_t *p2)
+{
+    size_t np = (size_t)1 << f->n;
+    for (uint32_t r = 0; r < f->m; r++)
+        p1[r] = p2[r] = -1;
+    for (size_t c = 0; c < np; c++) {
+        int32_t a = f->lab[c], b = f->lab[c ^ w];
+        if (a == b)
+            return 0;
+        if (p1[a] < 0 || p1[a] == b)
+            p1[a] = b;
+        else if (p2[a] < 0 || p2[a] == b)
+            p2[a] = b;
+        else
+            return 0;
+    }
+    return 1;
+}
+
+/* Order the classes along the cycle of direction u: pos[class]. */
+static int cycle_order(const mod_fit *f, const int32_t *p1, const int32_t *p2, int32_t *pos)
+{
+    uint32_t m = f->m;
+    for (uint32_t r = 0; r < m; r++)
+        pos[r] = -1;
+    int32_t prev = -1, cur = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        if (cur < 0 || pos[cur] >= 0)
+            return 0;
+        pos[cur] = (int32_t)i;
+        int32_t next = p1[cur] != prev ? p1[cur] : p2[cur];
+        if (m == 2)
+            next = p1[cur];
+        prev = cur;
+        cur = next;
+    }
+    return m <= 2 || cur == 0;
+}
+
+/* Does g(c) = sum 2^i (beta_i ^ <a_i, c>) mod m reproduce the partition? */
+static int partition_matches(const mod_fit *f, const uint64_t *a, uint64_t beta, int32_t *map)
+{
+    size_t np = (size_t)1 << f->n;
+    for (uint32_t r = 0; r < f->m; r++)
+        map[r] = -1;
+    int32_t *inv = map + f->m;
+    for (uint32_t r = 0; r < f->m; r++)
+        inv[r] = -1;
+    for (size_t c = 0; c < np; c++) {
+        uint64_t v = 0;
+        for (int i = 0; i < f->n; i++)
+            v |= (uint64_t)((beta >> i & 1) ^ (uint64_t)gx_gf2_dot(a[i], c)) << i;
+        int32_t g = (int32_t)(v % f->m), l = f->lab[c];
+        if (map[l] < 0 && inv[g] < 0) {
+            map[l] = g;
+            inv[g] = l;
+        } else if (map[l] != g || inv[g] != l) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Dual basis: a[i] with <a[i], u[j]> = (i == j). 0 when u is singular. */
+static int dual_basis(const uint64_t *u, int n, uint64_t *a)
+{
+    for (int i = 0; i < n; i++) {
+        uint8_t y[SETS_MAX_N];
+        for (int j = 0; j < n; j++)
+            y[j] = (uint8_t)(i == j);
+        uint64_t space = n >= 64 ? ~0ull : (((uint64_t)1 << n) - 1);
+        if (!gx_gf2_solve(u, y, (size_t)n, space, &a[i], NULL, NULL))
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct fit_search {
+    mod_fit *f;
+    uint64_t cand[SETS_MAX_N][16]; /* directions that may flip bit i */
+    int ncand[SETS_MAX_N];
+    uint64_t u[SETS_MAX_N];
+    uint64_t a[SETS_MAX_N];
+    uint64_t beta;
+    int32_t *map;
+    long budget;
+} fit_search;
+
+static int search_bits(fit_search *fs, int i)
+{
+    mod_fit *f = fs->f;
+    if (fs->budget-- <= 0)
+        return 0;
+    if (i == f->n) {
+        if (!dual_basis(fs->u, f->n, fs->a))
+            return 0;
+        for (uint64_t beta = 0; beta < ((uint64_t)1 << f->n); beta++)
+            if (partition_matches(f, fs->a, beta, fs->map)) {
+                fs->beta = beta;
+                return 1;
+            }
+        return 0;
+    }
+    for (int k = 0; k < fs->ncand[i]; k++) {
+        uint64_t u = fs->cand[i][k];
+        int used = 0;
+        for (int j = 0; j < i && !used; j++)
+            used = fs->u[j] == u;
+        if (used)
+            continue;
+        fs->u[i] = u;
+        if (gx_gf2_rank(fs->u, (size_t)i + 1) != i + 1)
+            continue;
+        if (search_bits(fs, i + 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* From the measured partition of Q to value functionals (a_i, beta). */
+static int fit_value_bits(mod_fit *f, uint64_t *a_out, uint64_t *beta_out)
+{
+    uint32_t m = f->m;
+    size_t np = (size_t)1 << f->n;
+    int32_t *p1 = malloc(m * sizeof *p1), *p2 = malloc(m * sizeof *p2);
+    int32_t *pos = malloc(m * sizeof *pos), *map = malloc(2 * m * sizeof *map);
+    uint64_t *single = malloc(np * sizeof *single);
+    int ok = 0;
+    if (!p1 || !p2 || !pos || !map || !single)
+        goto out;
+    size_t ns = 0;
+    for (uint64_t w = 1; w < np; w++)
+        if (partners(f, w, p1, p2))
+            single[ns++] = w;
+    /* each candidate for the least significant bit: its cycle orders the
+     * classes; then every direction's step along it names its bit */
+    for (size_t s0 = 0; s0 < ns && !ok; s0++) {
+        partners(f, single[s0], p1, p2);
+        if (!cycle_order(f, p1, p2, pos))
+            continue;
+        fit_search fs;
+        memset(&fs, 0, sizeof fs);
+        fs.f = f;
+        fs.map = map;
+        fs.budget = 20000;
+        for (size_t t = 0; t < ns; t++) {
+            uint64_t u = single[t];
+            int32_t step = -1;
+            int consistent = 1;
+            for (size_t c = 0; c < np && consistent; c++) {
+                int32_t d = (pos[f->lab[c ^ u]] - pos[f->lab[c]] + (int32_t)m) % (int32_t)m;
+                int32_t cd = d < (int32_t)m - d ? d : (int32_t)m - d;
+                if (step < 0)
+                    step = cd;
+                else if (cd != step)
+                    consistent = 0;
+            }
+            if (!consistent)
+                continue;
+            for (int i = 0; i < f->n; i++) {
+                uint64_t t2 = ((uint64_t)1 << i) % m;
+                int32_t c2 = (int32_t)(t2 < m - t2 ? t2 : m - t2);
+                if (c2 == step && fs.ncand[i] < 16)
+                    fs.cand[i][fs.ncand[i]++] = u;
+            }
+        }
+        int complete = 1;
+        for (int i = 0; i < f->n; i++)
+            complete &= fs.ncand[i] > 0;
+        if (complete && search_bits(&fs, 0)) {
+            memcpy(a_out, fs.a, (size_t)f->n * sizeof *a_out);
+            *beta_out = fs.beta;
+            ok = 1;
+        }
+    }
+out:
+    free(p1);
+    free(p2);
+    free(pos);
+    free(map);
+    free(single);
+    return ok;
+}
+
+/* ---- stage ----------------------------------------------------------------------- */
+
+/* Check a set function where it was not fitted: targets in other slice
+ * cosets of the page (T xor d, eviction set moved by d and verified), 24
+ * points of each coset probed against it, predicted congruent iff the
+ * function gives the target's index. *agree = 1 when every prediction held
+ * (up to one noisy answer per coset); *tested = cosets tested. */
+static int verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *tested)
+{
+    *agree = 1;
+    *tested = 0;
+    uint64_t set[GX_EVX_MAX_WAYS], pts[24];
+    uint8_t ev[24], want[24];
+    gx_gf2_basis kb;
+    gx_gf2_basis_from(&kb, s->kb, (size_t)s->k);
+    for (int t = 0; t < 12 && *tested < 3 && *agree; t++) {
+        uint64_t d = gx_rng_below(&s->ctx->rng, s->page / s->line) * s->line;
+        if (gx_gf2_basis_contains(&kb, d & s->space))
+            continue; /* same coset as T: that is where the function came from */
+        uint64_t tt = s->toff ^ d;
+        for (uint32_t i = 0; i < s->es->n; i++)
+            set[i] = s->es->lines[i] ^ d;
+        int ovf = 0;
+        double hit = 0;
+        int rc;
+        if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
+            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, s->es->n, 0, &ovf,
+                                   NULL)) != GX_OK)
+            return rc;
+        if (!ovf)
+            continue;
+        uint64_t want_idx = gx_hash_eval(h, tt);
+        size_t n = 0, nin = 0;
+        for (int tries = 0; tries < 400 && n < 24; tries++) {
+            uint64_t x = tt ^ span_point(s->kb, s->k, gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
+            if (x == tt)
+                continue;
+            int same = gx_hash_eval(h, x) == want_idx;
+            if (same && nin >= 12)
+                continue; /* half congruent, half not, when the coset allows */
+            int dup = 0;
+            for (size_t q = 0; q < n && !dup; q++)
+                dup = pts[q] == x;
+            if (dup)
+                continue;
+            pts[n] = x;
+            want[n++] = (uint8_t)same;
+            nin += (size_t)same;
+        }
+        if ((rc = probe_offsets(s, set, s->es->n, pts, n, 8, ev)) != GX_OK)
+            return rc;
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += ev[i] != want[i];
+        (*tested)++;
+        if (bad > 1)
+            *agree = 0;
+    }
+    return GX_OK;
+}
+
+static void write_sets(gx_infer *ctx, sets_ctx *vs, uint32_t sets, const uint64_t *masks,
+                       int n, uint64_t modulo, int lo, int hi, double conf_sets, double conf_hash,
+                       const char *how)
+{
+    gx_profile *p = ctx->out;
+    char v[160], m[160];
+    ctx->sets_per_slice = sets;
+    gx_hash_clear(&ctx->set_hash);
+    if (n > 0) {
+        ctx->set_hash.present = 1;
+        ctx->set_hash.n_masks = n;
+        for (int i = 0; i < n; i++)
+            ctx->set_hash.masks[i] = masks[i];
+        ctx->set_hash.modulo = modulo;
+        ctx->set_hash.obs_lo = lo;
+        ctx->set_hash.obs_hi = hi;
+    }
+    if (n > 0 && vs) {
+        int agree = 1, tested = 0;
+        if (verify_function(vs, &ctx->set_hash, &agree, &tested) != GX_OK)
+            agree = 0;
+        if (!agree)
+            conf_hash = fmin(conf_hash, 0.4);
+        else if (tested == 0 && vs->k < __builtin_popcountll(vs->space))
+            conf_hash = fmin(conf_hash, 0.8); /* other cosets exist, none checked */
+    }
+    uint64_t geom = (uint64_t)ctx->slices * sets * ctx->ways * ctx->line_bytes;
+    uint64_t cap = ctx->l2_capacity;
+    double rel = cap ? fabs((double)geom - (double)cap) / (double)cap : NAN;
+    int agree = cap && rel <= SETS_CAP_TOL;
+    if (cap && !agree) {
+        conf_sets = fmin(conf_sets, 0.3);
+        conf_hash = fmin(conf_hash, 0.3);
+    }
+    if (!cap) { /* nothing to cross-check against */
+        conf_sets = fmin(conf_sets, 0.9);
+        conf_hash = fmin(conf_hash, 0.9);
+    }
+    int in_sets = conf_sets >= 0.9, in_hash = n > 0 && conf_hash >= 0.9 && in_sets;
+    if (in_sets) {
+        p->l2.present = 1;
+        p->l2.sets_per_slice = sets;
+        gx_profile_set_confidence(p, "l2.sets_per_slice", conf_sets);
+    }
+    if (in_hash) {
+        gx_hash_clear(&p->l2.set_hash);
+        gx_hash_copy(&p->l2.set_hash, &ctx->set_hash);
+        gx_profile_set_confidence(p, "l2.hash.set", conf_hash);
+    }
+    snprintf(v, sizeof v, "%u", sets);
+    snprintf(m, sizeof m, "%s; x %u slices x %u ways x %u B = %llu B (levels %llu, %s)", how,
+             ctx->slices, ctx->ways, ctx->line_bytes, (unsigned long long)geom,
+             (unsigned long long)cap, !cap ? "unknown" : agree ? "agrees" : "DISAGREES");
+    infer_report_row(ctx, "l2.sets_per_slice", v, m, conf_sets, in_sets);
+    int k;
+    if (n > 0) {
+        k = snprintf(v, sizeof v, "%d masks%s:", n, modulo ? " + modulo" : "");
+        for (int i = 0; i < n && k > 0 && (size_t)k < sizeof v - 12; i++)
+            k += snprintf(v + k, sizeof v - (size_t)k, " 0x%llx", (unsigned long long)masks[i]);
+        snprintf(m, sizeof m, "congruence classes within a slice, bits %d..%d", lo, hi);
+    } else {
+        snprintf(v, sizeof v, "unknown%s", modulo ? " (not XOR; mod sets_per_slice?)" : "");
+        snprintf(m, sizeof m, "classes counted, no value-mod-m function over bits %d..%d fits",
+                 lo, hi);
+    }
+    infer_report_row(ctx, "l2.hash.set", v, m, conf_hash, in_hash);
+}
+
+static int sets_setup(sets_ctx *s, gx_infer *ctx)
+{
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    if (!ctx->ways || ctx->n_evsets < 1 || ctx->evsets_generation != ctx->arena_generation)
+        return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the ways stage's eviction sets");
+    if (!ctx->slices)
+        return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the slice count");
+    s->es = &ctx->evsets[0];
+    s->w = ctx->ways;
+    s->line = ctx->line_bytes ? ctx->line_bytes : 128;
+    s->page = ctx->info->page_bytes;
+    s->lo = ilog2_u64(s->line);
+    s->hi = ilog2_u64(s->page) - 1;
+    s->space = ((s->hi >= 63) ? ~0ull : (((uint64_t)1 << (s->hi + 1)) - 1)) &
+               ~(((uint64_t)1 << s->lo) - 1);
+    s->toff = s->es->target % s->page;
+    s->base = s->es->target - s->toff;
+    if (ctx->slices > 1) {
+        if (!ctx->slice_hash.present)
+            return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the slice hash");
+        for (int i = 0; i < ctx->slice_hash.n_masks; i++)
+            s->smask[s->ns++] = ctx->slice_hash.masks[i] & s->space;
+    }
+    s->k = gx_gf2_annihilator(s->smask, (size_t)s->ns, s->space, s->kb);
+    if (s->k > SETS_MAX_K)
+        return gx_fail(ctx->msg, GX_ERANGE, "sets: %d free bits in a slice", s->k);
+    return gx_evx_init(&s->ev, ctx, 0);
+}
+
+/* T's class among the 2^k points: sorted in-page offsets. */
+static int class_of_target(sets_ctx *s, double sets_est, uint64_t **ct, size_t *nct)
+{
+    size_t np = (size_t)1 << s->k;
+    uint64_t *offs = malloc(np * sizeof *offs);
+    uint8_t *ev = malloc(np);
+    *ct = NULL;
+    *nct = 0;
+    if (!offs || !ev) {
+        free(offs);
+        free(ev);
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
+    for (size_t c = 0; c < np; c++)
+        offs[c] = s->toff ^ span_point(s->kb, s->k, c);
+    int rc = probe_offsets(s, s->es->lines, s->es->n, offs + 1, np - 1, batch_for(s, sets_est),
+                           ev + 1);
+    size_t n = 0;
+    if (rc == GX_OK) {
+        ev[0] = 1; /* the target itself */
+        for (size_t c = 0; c < np; c++)
+            if (ev[c])
+                offs[n++] = offs[c];
+        qsort(offs, n, sizeof *offs, cmp_u64);
+        *ct = offs;
+        *nct = n;
+    } else {
+        free(offs);
+    }
+    free(ev);
+    return rc;
+}
+
+/* Probe again the points of T xor span(b) that the first pass missed; add
+ * those evicted now. */
+static int repair_class(sets_ctx *s, const gx_gf2_basis *b, double sets_est, uint64_t **ct,
+                        size_t *nct)
+{
+    size_t full = (size_t)1 << b->n, nm = 0;
+    uint64_t *miss = malloc(full * sizeof *miss);
+    uint64_t *grown = realloc(*ct, full * sizeof *grown);
+    uint8_t *ev = malloc(full);
+    if (!miss || !grown || !ev) {
+        free(miss);
+        free(ev);
+        if (grown)
+            *ct = grown;
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
+    *ct = grown;
+    for (size_t c = 0; c < full; c++) {
+        uint64_t x = s->toff ^ span_point(b->v, b->n, c);
+        if (!in_sorted(*ct, *nct, x))
+            miss[nm++] = x;
+    }
+    int rc = probe_offsets(s, s->es->lines, s->es->n, miss, nm, batch_for(s, sets_est), ev);
+    size_t n = *nct;
+    for (size_t i = 0; rc == GX_OK && i < nm; i++)
+        if (ev[i])
+            (*ct)[n++] = miss[i];
+    qsort(*ct, n, sizeof **ct, cmp_u64);
+    *nct = n;
+    free(miss);
+    free(ev);
+    return rc;
+}
+
+/* An XOR set index makes every class a translate of T's: check two. The
+ * class of T^d (its eviction set = the target's moved by d) must be
+ * exactly (T^d) xor span(k0) among 16 of its members and 16 others. */
+static int check_translations(sets_ctx *s, const uint64_t *k0, int nk0, double sets_est,
+                              int *ok)
+{
+    *ok = 1;
+    gx_gf2_basis b0;
+    gx_gf2_basis_from(&b0, k0, (size_t)nk0);
+    uint64_t set[GX_EVX_MAX_WAYS], pts[32];
+    uint8_t ev[32], want[32];
+    for (int t = 0; t < 2 && *ok; t++) {
+        uint64_t d = 0;
+        for (int tries = 0; tries < 64 && (!d || gx_gf2_basis_contains(&b0, d)); tries++)
+            d = span_point(s->kb, s->k, gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
+        if (!d || gx_gf2_basis_contains(&b0, d))
+            return GX_OK; /* one class only */
+        for (uint32_t i = 0; i < s->es->n; i++)
+            set[i] = s->es->lines[i] ^ d;
+        /* distinct points only: a line probed twice reloads as a hit the
+         * second time */
+        size_t n = 0;
+        for (int i = 0; i < 16; i++) {
+            uint64_t in = span_point(k0, nk0, gx_rng_below(&s->ctx->rng, (uint64_t)1 << nk0));
+            uint64_t out = span_point(s->kb, s->k, gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
+            uint64_t cand[2] = {s->toff ^ d ^ in, s->toff ^ out};
+            uint8_t wv[2] = {1, 0};
+            for (int j = 0; j < 2; j++) {
+                if (j == 1 && gx_gf2_basis_contains(&b0, out ^ d))
+                    continue;
+                int dup = 0;
+                for (size_t q = 0; q < n && !dup; q++)
+                    dup = pts[q] == cand[j];
+                if (!dup) {
+                    pts[n] = cand[j];
+                    want[n++] = wv[j];
+                }
+            }
+        }
+        int rc = probe_offsets(s, set, s->es->n, pts, n, batch_for(s, sets_est), ev);
+        if (rc != GX_OK)
+            return rc;
+        /* look again at the disagreeing ones (a randomized policy can spare
+         * a congruent line once) */
+        uint64_t again[32];
+        uint8_t wa[32], ev2[32];
+        size_t na = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ev[i] != want[i]) {
+                again[na] = pts[i];
+                wa[na++] = want[i];
+            }
+        if (na > 4) {
+            *ok = 0;
+            break;
+        }
+        if (na && (rc = probe_offsets(s, set, s->es->n, again, na, batch_for(s, sets_est), ev2)) !=
+                      GX_OK)
+            return rc;
+        size_t persist = 0;
+        for (size_t i = 0; i < na; i++)
+            persist += ev2[i] != wa[i];
+        if (persist > 1) /* one answer may still be noise */
+            *ok = 0;
+    }
+    return GX_OK;
+}
+
+/* Plain modulo: value = address bits [sh, sh + nb) as an integer. Tried
+ * first (real GPUs index this way; a value bit above the page only adds a
+ * per-page constant, which keeps the partition). */
+static int fit_contiguous(const sets_ctx *s, const mod_fit *full, int *sh_out, int *nb_out)
+{
+    size_t np = (size_t)1 << full->n;
+    uint32_t m = full->m;
+    int32_t *map = malloc(2 * (size_t)m * sizeof *map);
+    if (!map)
+        return 0;
+    int found = 0;
+    for (int sh = s->lo; sh <= s->hi && !found; sh++)
+        for (int nb = 1; sh + nb - 1 <= s->hi && !found; nb++) {
+            if (((uint64_t)1 << nb) < m)
+                continue;
+            int32_t *inv = map + m;
+            for (uint32_t r = 0; r < m; r++)
+                map[r] = inv[r] = -1;
+            int ok = 1;
+            for (size_t c = 0; c < np && ok; c++) {
+                uint64_t x = s->toff ^ span_point(full->q, full->n, c);
+                int32_t g = (int32_t)(((x >> sh) & (((uint64_t)1 << nb) - 1)) % m);
+                int32_t l = full->lab[c];
+                if (map[l] < 0 && inv[g] < 0) {
+                    map[l] = g;
+                    inv[g] = l;
+                } else if (map[l] != g || inv[g] != l) {
+                    ok = 0;
+                }
+            }
+            if (ok) {
+                *sh_out = sh;
+                *nb_out = nb;
+                found = 1;
+            }
+        }
+    free(map);
+    return found;
+}
+
+/* The partition's stabilizer: differences c-space w with lab[c^w] ==
+ * lab[c] for every c (candidates: the members of class 0). */
+static int partition_stabilizer(const mod_fit *f, uint64_t *out)
+{
+    size_t np = (size_t)1 << f->n;
+    gx_gf2_basis b;
+    gx_gf2_basis_init(&b);
+    for (uint64_t w = 1; w < np; w++) {
+        if (f->lab[w] != f->lab[0] || gx_gf2_basis_contains(&b, w))
+            continue;
+        int all = 1;
+        for (size_t c = 0; c < np && all; c++)
+            all = f->lab[c ^ w] == f->lab[c];
+        if (all)
+            gx_gf2_basis_add(&b, w);
+    }
+    for (int i = 0; i < b.n; i++)
+        out[i] = b.v[i];
+    return b.n;
+}
+
+static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_est)
+{
+    gx_infer *ctx = s->ctx;
+    /* points: T xor span(cb). Many free bits: first drop the differences
+     * that keep T's (large) class whole (they flip no value bit; z), which
+     * the final masks must annihilate too */
+    uint64_t cb[64], z[64];
+    int ck = 0, nz = 0;
+    if (s->k <= 12 || nct < 32) {
+        memcpy(cb, s->kb, (size_t)s->k * sizeof *cb);
+        ck = s->k;
+    } else {
+        gx_gf2_basis zb;
+        gx_gf2_basis_init(&zb);
+        for (size_t i = 0; i < nct; i++) {
+            uint64_t dd = ct[i] ^ s->toff;
+            if (!dd || gx_gf2_basis_contains(&zb, dd))
+                continue;
+            int all = 1;
+            for (size_t j = 0; j < nct && all; j++)
+                all = in_sorted(ct, nct, ct[j] ^ dd);
+            if (all)
+                gx_gf2_basis_add(&zb, dd);
+        }
+        for (int i = 0; i < zb.n; i++)
+            z[nz++] = zb.v[i];
+        for (int i = 0; i < s->k; i++)
+            if (gx_gf2_basis_add(&zb, s->kb[i]))
+                cb[ck++] = s->kb[i];
+    }
+    if (ck > SETS_MAX_N)
+        return gx_fail(ctx->msg, GX_ERANGE, "sets: 2^%d points in a slice: too many to classify",
+                       ck);
+    /* 1. the partition of all 2^ck points (c-space = coordinates over cb) */
+    mod_fit full;
+    memset(&full, 0, sizeof full);
+    full.n = ck;
+    memcpy(full.q, cb, (size_t)ck * sizeof *cb);
+    full.lab = malloc(((size_t)1 << full.n) * sizeof *full.lab);
+    if (!full.lab)
+        return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    int rc = classify_q(s, &full, ct, nct, sets_est);
+    if (rc != GX_OK) {
+        free(full.lab);
+        return rc;
+    }
+    int sh = 0, nb = 0;
+    if (fit_contiguous(s, &full, &sh, &nb)) {
+        uint64_t masks[64];
+        for (int i = 0; i < nb; i++)
+            masks[i] = (uint64_t)1 << (sh + i);
+        char how[96];
+        snprintf(how, sizeof how, "%u classes over 2^%d points = address bits %d..%d mod %u",
+                 full.m, ck, sh, sh + nb - 1, full.m);
+        write_sets(ctx, s, full.m, masks, nb, full.m, s->lo, s->hi, 0.95, 0.95, how);
+        free(full.lab);
+        return GX_OK;
+    }
+    /* 2. K1 (flips no value bit) and Q: unit directions independent of it */
+    uint64_t k1c[64];
+    int nk1 = partition_stabilizer(&full, k1c);
+    mod_fit f;
+    memset(&f, 0, sizeof f);
+    f.m = full.m;
+    int qidx[SETS_MAX_N];
+    gx_gf2_basis b;
+    gx_gf2_basis_from(&b, k1c, (size_t)nk1);
+    for (int j = 0; j < ck; j++)
+        if (gx_gf2_basis_add(&b, (uint64_t)1 << j))
+            qidx[f.n++] = j;
+    f.lab = malloc(((size_t)1 << f.n) * sizeof *f.lab);
+    if (!f.lab) {
+        free(full.lab);
+        return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
+    for (uint64_t c = 0; c < ((uint64_t)1 << f.n); c++) {
+        uint64_t cc = 0;
+        for (int j = 0; j < f.n; j++)
+            if (c >> j & 1)
+                cc |= (uint64_t)1 << qidx[j];
+        f.lab[c] = full.lab[cc];
+    }
+    /* 3. value bits as functionals over Q, then over c-space, then masks */
+    uint64_t a[SETS_MAX_N], beta = 0;
+    int fitted = f.n <= SETS_MAX_N && fit_value_bits(&f, a, &beta);
+    for (int i = 0; fitted && i < f.n; i++) {
+        uint64_t rows[64], phi = 0, mu = 0, null[64];
+        uint8_t y[64];
+        size_t nr = 0;
+        for (int j = 0; j < f.n; j++) {
+            rows[nr] = (uint64_t)1 << qidx[j];
+            y[nr++] = (uint8_t)((a[i] >> j) & 1);
+        }
+        for (int j = 0; j < nk1; j++) {
+            rows[nr] = k1c[j];
+            y[nr++] = 0;
+        }
+        uint64_t cspace = ck >= 64 ? ~0ull : (((uint64_t)1 << ck) - 1);
+        if (!gx_gf2_solve(rows, y, nr, cspace, &phi, NULL, NULL)) {
+            fitted = 0;
+            break;
+        }
+        /* address mask: <mu, cb_j> = phi_j, <mu, z> = 0, <mu, T> = beta_i */
+        nr = 0;
+        for (int j = 0; j < ck; j++) {
+            rows[nr] = cb[j];
+            y[nr++] = (uint8_t)((phi >> j) & 1);
+        }
+        for (int j = 0; j < nz && nr < 62; j++) {
+            rows[nr] = z[j];
+            y[nr++] = 0;
+        }
+        rows[nr] = s->toff & s->space;
+        y[nr++] = (uint8_t)((beta >> i) & 1);
+        int nn = 0;
+        if (!gx_gf2_solve(rows, y, nr, s->space, &mu, null, &nn)) {
+            fitted = 0;
+            break;
+        }
+        f.mask[i] = min_weight(mu, null, nn);
+    }
+    char how[96];
+    if (fitted) {
+        snprintf(how, sizeof how, "%u classes over 2^%d points, %d value bits mod %u", f.m, ck,
+                 f.n, f.m);
+        write_sets(ctx, s, f.m, f.mask, f.n, f.m, s->lo, s->hi, 0.95, 0.95, how);
+    } else {
+        /* the count is exact when every point was classified right; the
+         * function may use bits above the page, which no experiment in one
+         * page can see. Residues of a value mod m are near uniform: a class
+         * twice the size of another is two classes merged by a wrong probe */
+        size_t np = (size_t)1 << full.n;
+        uint32_t *cnt = calloc(full.m ? full.m : 1, sizeof *cnt);
+        uint32_t cmin = UINT32_MAX, cmax = 0;
+        for (size_t c = 0; cnt && c < np; c++)
+            cnt[full.lab[c]]++;
+        for (uint32_t r = 0; cnt && r < full.m; r++) {
+            cmin = cnt[r] < cmin ? cnt[r] : cmin;
+            cmax = cnt[r] > cmax ? cnt[r] : cmax;
+        }
+        free(cnt);
+        double csets = cmax <= 2 * cmin + 1 ? 0.95 : 0.5;
+        snprintf(how, sizeof how, "%u classes over 2^%d points; no value-mod fit", f.m, ck);
+        uint64_t none[1] = {0};
+        write_sets(ctx, s, f.m, none, 0, f.m, s->lo, s->hi, csets, 0.2, how);
+    }
+    free(full.lab);
+    free(f.lab);
+    return GX_OK;
+}
+
+int gx_stage_sets(gx_infer *ctx)
+{
+    sets_ctx s;
+    int rc = sets_setup(&s, ctx);
+    if (rc != GX_OK) {
+        gx_evx_free(&s.ev);
+        return rc;
+    }
+    double sets_est = 0;
+    if (ctx->l2_capacity && ctx->slices && ctx->ways && s.line)
+        sets_est = (double)ctx->l2_capacity / ((double)ctx->slices * ctx->ways * s.line);
+    uint64_t *ct = NULL;
+    size_t nct = 0;
+    rc = class_of_target(&s, sets_est, &ct, &nct);
+    if (rc == GX_OK) {
+        /* linear: the class is T xor a subspace. Its span counts only
+         * differences that map most members onto members (translation
+         * invariance): a stray false positive does not enter it */
+        uint64_t d[64];
+        gx_gf2_basis b;
+        gx_gf2_basis_init(&b);
+        for (size_t i = 0; i < nct; i++) {
+            uint64_t dd = ct[i] ^ s.toff;
+            if (!dd || gx_gf2_basis_contains(&b, dd))
+                continue;
+            size_t support = 0;
+            for (size_t j = 0; j < nct; j++)
+                support += (size_t)in_sorted(ct, nct, ct[j] ^ dd);
+            if (support * 10 >= nct * 8)
+                gx_gf2_basis_add(&b, dd);
+        }
+        if (b.n < 63 && nct > ((size_t)1 << b.n) &&
+            nct - ((size_t)1 << b.n) <= 4 + ((size_t)1 << b.n) / 4) {
+            /* a few strays: keep the members of T xor span(b) */
+            size_t k2 = 0;
+            for (size_t i = 0; i < nct; i++)
+                if (gx_gf2_basis_contains(&b, ct[i] ^ s.toff))
+                    ct[k2++] = ct[i];
+            nct = k2;
+        }
+        if (b.n < 63 && nct < ((size_t)1 << b.n) && ((size_t)1 << b.n) - nct <= 256) {
+            /* a few members of the span missing: probe them again (a
+             * randomized policy lets a congruent line survive now and then) */
+            rc = repair_class(&s, &b, sets_est, &ct, &nct);
+        }
+        int linear = rc == GX_OK && b.n < 63 && nct == ((size_t)1 << b.n);
+        for (size_t i = 0; linear && i < nct; i++)
+            linear = gx_gf2_basis_contains(&b, ct[i] ^ s.toff);
+        if (linear) {
+            for (int i = 0; i < b.n; i++)
+                d[i] = b.v[i];
+            int rho0 = s.k - b.n;
+            double sets_lin = (double)((uint64_t)1 << (rho0 > 0 ? rho0 : 0));
+            if (sets_est > 0 && fabs(sets_lin - sets_est) > 0.2 * sets_est)
+                linear = 0; /* a small class closed by chance (a modulo) */
+            if (linear && (rc = check_translations(&s, d, b.n, sets_est, &linear)) != GX_OK)
+                linear = 0;
+        }
+        if (linear) {
+            uint64_t masks[64];
+            int nd = b.n, extra = 0, rho0 = s.k - b.n;
+            double hconf = 0.99;
+            if (ctx->slice_hash.table) {
+                if ((rc = table_constraints(&s, rho0, d, &nd, &extra)) != GX_OK)
+                    nd = b.n;
+                /* no congruent line outside T's coset: the masks rest on
+                 * the lowest-weight choice alone */
+                hconf = extra > 0 ? 0.95 : 0.6;
+                rc = GX_OK;
+            }
+            int spare = 0;
+            int rho = linear_masks(&s, d, nd, rho0, masks, &spare);
+            if (ctx->slice_hash.table && spare > 0)
+                hconf = fmin(hconf, 0.6); /* lowest weight picked among more */
+            char how[96];
+            snprintf(how, sizeof how, "class of 2^%d in 2^%d points: XOR, %d bits%s", b.n, s.k,
+                     rho0, ctx->slice_hash.table ? " (+ page sweep)" : "");
+            if (rho0 > GX_MAX_MASKS || rho != rho0)
+                write_sets(ctx, &s, 1u << rho0, masks, 0, 0, s.lo, s.hi, 0.99, 0.2, how);
+            else
+                write_sets(ctx, &s, 1u << rho0, masks, rho, 0, s.lo, s.hi, 0.99, hconf, how);
+        } else {
+            rc = modulo_path(&s, ct, nct, sets_est);
+        }
+    }
+    infer_progress(ctx, "sets: %u per slice (%llu probe calls)", ctx->sets_per_slice,
+                   (unsigned long long)s.probes);
+    free(ct);
+    gx_evx_free(&s.ev);
+    return rc;
+}
