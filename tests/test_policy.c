@@ -586,6 +586,36 @@ static void test_invalidate(void **state)
     }
 }
 
+/* Equivalence classes discovery cannot split: checked by simulation too. */
+static void test_equivalent(void **state)
+{
+    (void)state;
+    assert_true(gx_policy_equivalent("lru", "lru", 8));
+    assert_true(gx_policy_equivalent("qlru:H00_M1_R0_U1", "qlru:H00_M1_R2_U1", 16));
+    assert_true(gx_policy_equivalent("QLRU_H00_M1_R2_U1", "qlru:H00_M1_R0_U1", 4));
+    assert_false(gx_policy_equivalent("qlru:H00_M1_R0_U1", "qlru:H11_M1_R0_U0", 16));
+    assert_true(gx_policy_equivalent("lru", "plru", 2));
+    assert_true(gx_policy_equivalent("mru", "plru", 2));
+    assert_false(gx_policy_equivalent("lru", "plru", 4));
+    assert_false(gx_policy_equivalent("lru", "fifo", 2));
+    assert_true(gx_policy_equivalent("lru", "fifo", 1));
+    assert_false(gx_policy_equivalent("lru", "no-such-policy", 1));
+    /* 2 ways: lru, plru and mru give the same outcomes on a random sequence */
+    const char *same[] = {"lru", "plru", "mru"};
+    int out[3][400];
+    for (int k = 0; k < 3; k++) {
+        gx_policy_set *set = NULL;
+        assert_int_equal(gx_policy_set_new(same[k], 2, 1, &set, NULL), GX_OK);
+        gx_rng r;
+        gx_rng_seed(&r, 5);
+        for (int i = 0; i < 400; i++)
+            out[k][i] = gx_policy_set_access(set, gx_rng_below(&r, 4));
+        gx_policy_set_free(set);
+    }
+    assert_memory_equal(out[0], out[1], sizeof out[0]);
+    assert_memory_equal(out[0], out[2], sizeof out[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_registry_and_candidates),
         cmocka_unit_test(test_candidates_distinguishable),
         cmocka_unit_test(test_invalidate),
+        cmocka_unit_test(test_equivalent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,14 @@ const gx_policy_ops *gx_policy_family(size_t i);
 size_t gx_policy_candidate_count(void);
 const char *gx_policy_candidate(size_t i);
 
+/* 1 when two policy specs cannot be told apart by timing a set of `ways`
+ * ways whose initial arrangement is unknown (as on real hardware): the same
+ * canonical spec; QLRU variants that differ only in R0 / R2 (mirror images:
+ * leftmost vs rightmost victim among the oldest); lru, plru and mru at 2
+ * ways or fewer (all keep exactly the most recent line); any two policies at
+ * 1 way. 0 otherwise, or when a spec does not parse. */
+int gx_policy_equivalent(const char *a, const char *b, uint32_t ways);
+
 /* Convenience: a single simulated set (for tests and for policy inference).
  * Holds line ids (any uint64), ways <= GX_POLICY_MAX_WAYS. */
 typedef struct gx_policy_set gx_policy_set;

@@ -822,10 +822,21 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
     int chosen = -1, runner = -1;
     double conf = 0, p_est = NAN, margin = 0;
     if (best >= 0 && sc[best].agree >= POL_AGREE) {
-        /* deterministic: agrees with (nearly) every access */
+        /* deterministic: agrees with (nearly) every access. Candidates that
+         * no timing can tell apart from the best (gx_policy_equivalent: R0/R2
+         * mirror images, lru/plru/mru at 2 ways) do not count as runners-up:
+         * the margin is to the best candidate that IS distinguishable. */
         chosen = best;
-        runner = second;
-        margin = second >= 0 ? sc[best].ll - sc[second].ll : 100;
+        runner = -1;
+        for (size_t i = 0; i < nc; i++) {
+            int k = (int)i;
+            if (k == best || sc[i].randomized ||
+                gx_policy_equivalent(sc[best].spec, sc[i].spec, ctx->ways))
+                continue;
+            if (runner < 0 || sc[i].ll > sc[runner].ll)
+                runner = k;
+        }
+        margin = runner >= 0 ? sc[best].ll - sc[runner].ll : 100;
         conf = margin >= POL_CLOSE_LL ? 0.99 : margin >= 6 ? 0.9 : 0.5;
     } else if (rb >= 0 && plausible_random(d, &sc[rb])) {
         /* randomized: runs disagree with each other, hit rates decide */

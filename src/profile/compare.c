@@ -121,7 +121,8 @@ static void cmp_latency(gx_compare_result *r, const char *field, double t, doubl
     row->verdict = within_rel(t, f, tol) ? GX_VERDICT_MATCH : GX_VERDICT_MISMATCH;
 }
 
-static void cmp_policy(gx_compare_result *r, const char *t, const char *f, double tol)
+static void cmp_policy(gx_compare_result *r, const char *t, const char *f, double tol,
+                       uint32_t ways)
 {
     if (!*t)
         return;
@@ -145,6 +146,11 @@ static void cmp_policy(gx_compare_result *r, const char *t, const char *f, doubl
     if (gx_policy_from_spec(t, &pt, &m) != GX_OK || gx_policy_from_spec(f, &pf, &m) != GX_OK)
         return;
     if (strcmp(pt.spec, pf.spec) == 0) {
+        row->verdict = GX_VERDICT_MATCH;
+        return;
+    }
+    if (ways && gx_policy_equivalent(pt.spec, pf.spec, ways)) {
+        snprintf(row->tolerance, sizeof row->tolerance, "indistinguishable at %u ways", ways);
         row->verdict = GX_VERDICT_MATCH;
         return;
     }
@@ -569,7 +575,8 @@ int gx_compare(const gx_profile *truth, const gx_profile *found, const gx_compar
         cmp_u64(result, "l2.partitions", t->l2.partitions, fp ? f->l2.partitions : 0);
         cmp_u64(result, "l2.sets_per_slice", t->l2.sets_per_slice, fp ? f->l2.sets_per_slice : 0);
         cmp_u64(result, "l2.capacity_bytes", t->l2.capacity_bytes, fp ? f->l2.capacity_bytes : 0);
-        cmp_policy(result, t->l2.policy, fp ? f->l2.policy : "", o.policy_param_abs_tol);
+        cmp_policy(result, t->l2.policy, fp ? f->l2.policy : "", o.policy_param_abs_tol,
+                   t->l2.ways);
         cmp_topology(result, t->l2.topology, fp ? f->l2.topology : GX_TOPO_UNKNOWN);
         cmp_latency(result, "l2.latency_cycles.hit", t->l2.hit_cycles,
                     fp ? f->l2.hit_cycles : NAN, o.latency_rel_tol);

@@ -176,3 +176,37 @@ int gx_policy_from_spec(const char *spec, gx_policy *out, gx_msg *msg)
     *out = p;
     return GX_OK;
 }
+
+/* See policy.h. The R0 / R2 mirror: with an unknown arrangement of lines over
+ * the ways, evicting the leftmost or the rightmost age-3 line is the same
+ * policy seen in a mirror (stage_policy cannot tell them apart). */
+int gx_policy_equivalent(const char *a, const char *b, uint32_t ways)
+{
+    gx_policy pa, pb;
+    if (gx_policy_from_spec(a, &pa, NULL) != GX_OK || gx_policy_from_spec(b, &pb, NULL) != GX_OK)
+        return 0;
+    if (strcmp(pa.spec, pb.spec) == 0 || ways <= 1)
+        return 1;
+    static const char *const keep_newest[] = {"lru", "plru", "mru"};
+    if (ways <= 2) {
+        int ia = 0, ib = 0;
+        for (size_t i = 0; i < sizeof keep_newest / sizeof keep_newest[0]; i++) {
+            ia |= strcmp(pa.spec, keep_newest[i]) == 0;
+            ib |= strcmp(pb.spec, keep_newest[i]) == 0;
+        }
+        if (ia && ib)
+            return 1;
+    }
+    if (pa.ops == pb.ops && strncmp(pa.spec, "qlru:", 5) == 0) {
+        char x[64], y[64];
+        snprintf(x, sizeof x, "%s", pa.spec);
+        snprintf(y, sizeof y, "%s", pb.spec);
+        char *rx = strstr(x, "_R2"), *ry = strstr(y, "_R2");
+        if (rx)
+            rx[2] = '0';
+        if (ry)
+            ry[2] = '0';
+        return strcmp(x, y) == 0;
+    }
+    return 0;
+}
