@@ -9,6 +9,9 @@
  *   bit partly above the page) and a generated profile with a table hash:
  *   slices and the hash match the truth (gx_compare: partitions of held-out
  *   lines up to relabelling); a near-far card: partitions from SM groups;
+ * - uniform partitions (slice_parts.h) on synthetic centers (1, 2, 4
+ *   partitions, one class per partition included) and through the stage on
+ *   generated uniform cards;
  * - new pages of a fresh arena: after measuring at most 1% of each page's
  *   lines, the prediction equals a fresh measurement of every checked line. */
 #include <math.h>
@@ -24,6 +27,7 @@
 #include "gpuxray/target.h"
 #include "infer/infer_util.h"
 #include "infer/slice_fp.h"
+#include "infer/slice_parts.h"
 #include "infer/slice_solve.h"
 #include "testutil.h"
 
@@ -262,6 +266,74 @@ static void test_chi2_quantile(void **state)
     assert_true(sfp_chi2_quantile(16, 1e-10) > sfp_chi2_quantile(16, 1e-6));
 }
 
+/* ---- partitions of a uniform L2 (slice_parts.h) ------------------------------------ */
+
+/* Centers of nc classes over S SM slots (SM ids spread over sm_count) for
+ * P partitions: a random skew in [0, amp) per (SM, class) plus amp when
+ * the class's partition (class / (nc / P)) is not the SM's side (sm * P /
+ * sm_count), plus center noise. perm_slots: shuffle the slot order (sides
+ * no longer contiguous in SM ids). */
+static void synth_centers(gx_rng *r, uint32_t nc, uint32_t S, uint32_t P, uint32_t sm_count,
+                          double amp, double noise, int perm_slots, double *c)
+{
+    uint32_t order[SPARTS_MAX_SLOTS];
+    for (uint32_t i = 0; i < S; i++)
+        order[i] = i;
+    for (uint32_t i = S; perm_slots && i > 1; i--) {
+        uint32_t j = (uint32_t)gx_rng_below(r, i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    for (uint32_t i = 0; i < S; i++) {
+        uint64_t a = (uint64_t)order[i] * sm_count / S, b = (uint64_t)(order[i] + 1) * sm_count / S;
+        uint32_t side = (uint32_t)((a + b) / 2 * P / sm_count);
+        for (uint32_t j = 0; j < nc; j++)
+            c[(size_t)j * S + i] = 200 + amp * gx_rng_uniform(r) +
+                                   (P > 1 && j / (nc / P) != side ? amp : 0) +
+                                   noise * gx_rng_normal(r);
+    }
+}
+
+static void test_parts_synthetic(void **state)
+{
+    (void)state;
+    gx_rng r;
+    gx_rng_seed(&r, 31);
+    static double c[SPARTS_MAX_CLASSES * SPARTS_MAX_SLOTS];
+    static uint32_t group[SPARTS_MAX_CLASSES];
+    const uint32_t parts[3] = {1, 2, 4};
+    int cases = gx_test_sanitizer() ? 150 : 600;
+    for (int t = 0; t < cases; t++) {
+        uint32_t P = parts[t % 3];
+        /* one class per partition in a quarter of the cases (the hard ones) */
+        uint32_t per = t % 4 == 0 ? (P == 1 ? 2 : 1) : 1 + (uint32_t)gx_rng_below(&r, 128 / P);
+        uint32_t nc = per * P, S = t % 2 ? 16 : 32;
+        uint32_t sm_count = 32 + (uint32_t)gx_rng_below(&r, 100);
+        double amp = 4 + 56 * gx_rng_uniform(&r);
+        synth_centers(&r, nc, S, P, sm_count, amp, 0.1, 0, c);
+        sparts_result res;
+        assert_int_equal(sparts_uniform(c, nc, S, (uint64_t)t, group, &res), 0);
+        if (res.partitions != P)
+            fail_msg("case %d: %u classes over %u SMs, %u partitions (amp %.1f): found %u (%s)",
+                     t, nc, S, P, amp, res.partitions, res.how);
+        assert_true(res.conf >= 0.9);
+        /* every class in its partition (numbered in SM order, as generated) */
+        for (uint32_t j = 0; j < nc && P > 1; j++)
+            assert_int_equal(group[j], j / per);
+    }
+    /* sides that are not contiguous in SM ids: a structure, not established */
+    synth_centers(&r, 32, 32, 2, 64, 30, 0.1, 1, c);
+    sparts_result res;
+    assert_int_equal(sparts_uniform(c, 32, 32, 1, group, &res), 0);
+    assert_int_equal(res.structure, 1);
+    assert_int_equal(res.partitions, 0);
+    /* one class: one partition; bad arguments */
+    assert_int_equal(sparts_uniform(c, 1, 16, 1, group, &res), 0);
+    assert_int_equal(res.partitions, 1);
+    assert_int_equal(sparts_uniform(c, 0, 16, 1, group, &res), -1);
+    assert_int_equal(sparts_uniform(c, 4, SPARTS_MAX_SLOTS + 1, 1, group, &res), -1);
+}
+
 /* ---- sim targets ------------------------------------------------------------------- */
 
 typedef struct simcase {
@@ -390,9 +462,9 @@ static void test_stage_seed_card(void **state)
     assert_null(ctx->out->l2.slice_hash.table);
     expect_field(c.truth, ctx->out, "l2.slices");
     expect_field(c.truth, ctx->out, "l2.hash.slice");
-    /* partitions: found right, or left out (the uniform model's partitions
-     * do not show in timing); never a wrong number */
-    assert_true(ctx->out->l2.partitions == 0 || ctx->out->l2.partitions == 2);
+    /* partitions: the uniform card's partition-distance step */
+    assert_int_equal(ctx->out->l2.partitions, 2);
+    expect_field(c.truth, ctx->out, "l2.partitions");
     /* the profile is valid with what the stage wrote */
     assert_true(gx_profile_confidence(ctx->out, "l2.hash.slice") >= 0.99);
     gx_target_stats st;
@@ -443,6 +515,50 @@ static void test_stage_near_far_partitions(void **state)
     expect_field(c.truth, ctx->out, "l2.slices");
     free_ctx(ctx);
     close_case(&c, 1);
+}
+
+/* Uniform cards: many slices in 2 partitions (the partition step once made
+ * the pilot overestimate the skew between slices of one partition, and two
+ * of them merged), one slice per partition, and one partition. */
+static int uniform_128_two(const gx_profile *p)
+{
+    return p->l2.topology == GX_TOPO_UNIFORM && p->l2.partitions == 2 && p->l2.slices == 128 &&
+           p->sim.jitter_cycles >= 4;
+}
+
+static int uniform_one_per_part(const gx_profile *p)
+{
+    return p->l2.topology == GX_TOPO_UNIFORM && p->l2.partitions > 1 &&
+           p->l2.slices == p->l2.partitions;
+}
+
+static int uniform_one_part(const gx_profile *p)
+{
+    return p->l2.topology == GX_TOPO_UNIFORM && p->l2.partitions == 1 && p->l2.slices >= 2 &&
+           p->l2.slices <= 8;
+}
+
+static void stage_uniform_case(uint64_t from, int (*pred)(const gx_profile *), const char *name)
+{
+    simcase c;
+    gx_msg msg;
+    open_generated(&c, from, pred, name);
+    gx_infer *ctx;
+    run_stage(&c, &ctx, &msg);
+    expect_field(c.truth, ctx->out, "l2.slices");
+    expect_field(c.truth, ctx->out, "l2.partitions");
+    expect_field(c.truth, ctx->out, "l2.hash.slice");
+    assert_true(gx_profile_confidence(ctx->out, "l2.partitions") >= 0.9);
+    free_ctx(ctx);
+    close_case(&c, 1);
+}
+
+static void test_stage_uniform_partitions(void **state)
+{
+    (void)state;
+    stage_uniform_case(1, uniform_128_two, "u128.json");
+    stage_uniform_case(1, uniform_one_per_part, "uone.json");
+    stage_uniform_case(1, uniform_one_part, "upart1.json");
 }
 
 /* Learn on one arena; predict pages of a fresh arena from <= 1% of their
@@ -548,10 +664,12 @@ int main(void)
         cmocka_unit_test(test_solver_table),
         cmocka_unit_test(test_classifier_synthetic),
         cmocka_unit_test(test_chi2_quantile),
+        cmocka_unit_test(test_parts_synthetic),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_stage_seed_card),
         cmocka_unit_test(test_stage_table_hash),
         cmocka_unit_test(test_stage_near_far_partitions),
+        cmocka_unit_test(test_stage_uniform_partitions),
         cmocka_unit_test(test_predict_new_pages_seed),
         cmocka_unit_test(test_predict_new_pages_table),
         cmocka_unit_test(test_predict_new_pages_hopper),

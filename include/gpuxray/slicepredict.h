@@ -77,7 +77,8 @@ typedef struct gx_slicepred_summary {
     uint32_t sms;              /* SMs per fingerprint */
     uint32_t reps;             /* reloads per (line, SM) and round */
     double sigma_cycles;       /* per-sample noise */
-    double skew_var;           /* variance of a line's latency across lines, per SM (pilot) */
+    double skew_var;           /* half the per-SM squared distance between lines of two
+                                  slices of one partition (pilot), cycles^2 */
     uint32_t attempts;         /* learning attempts (a failed verification retries) */
     double calib;              /* residual ratio (1 = noise as predicted) */
     double min_center_d2;      /* smallest D2 between two class centers */

@@ -13,9 +13,10 @@
  *   untimed load (brings it in) then `reps` timed reloads. A batch costs
  *   lines * S * (reps + 1) accesses. Lines the classifier is unsure of are
  *   measured again (more samples) before they get a label.
- * - reps comes from a pilot: the noise sigma and the spread of latencies
- *   across lines (the skew between slices) give the samples needed for a
- *   typical pair of slices to stand well apart from the noise.
+ * - reps comes from a pilot: the noise sigma and the distance between
+ *   lines of different slices (the lower mode of the pairwise distances:
+ *   slices of one partition) give the samples needed for the closest pair
+ *   of slices to stand well apart from the noise.
  * - Internal class ids are the classifier's; ext[] maps them to the ids the
  *   caller sees (gx_slicepred_relabel). */
 #include "gpuxray/slicepredict.h"
@@ -266,35 +267,50 @@ static double close_pair_ratio(int S)
     return 0.01;
 }
 
-/* Standard deviation of values, within the two groups when they split
- * clearly (near and far partitions seen from one SM: the gap between them
- * tells slices of different partitions apart anyway; slices of one
- * partition differ only by the skew within a group). */
-static double spread_within(const double *v, size_t n)
+/* Half the typical squared distance per SM between the fingerprints of two
+ * lines of DIFFERENT slices, from pairs of pilot lines (r0 samples each):
+ * q = mean over SMs of the squared difference of the two lines' means, less
+ * the noise part 2 sg^2 / r0. Pairs of one slice (q ~ 0) are left out; of
+ * the rest, the median of the lowest mode stands for the closest kind of
+ * pair: a structure on top of the per-(SM, slice) skew (near and far
+ * partitions seen from one SM, a partition-distance step on a uniform card)
+ * makes slices of different partitions far apart while slices of one
+ * partition differ only by the skew, and those are the pairs a classifier
+ * can merge. Returns 0 when no pair stands out of the noise (one class). */
+static double pair_between(const sfp_line *lines, int n, int S, double sg, uint32_t r0)
 {
-    double sep = 0, thr = gx_split_threshold(v, n, &sep);
-    if (!isfinite(thr) || sep < 8.0)
-        return gx_stddev(v, n);
-    double s[2] = {0, 0}, ss[2] = {0, 0};
-    size_t k[2] = {0, 0};
-    for (size_t i = 0; i < n; i++) {
-        int g = v[i] >= thr;
-        s[g] += v[i];
-        ss[g] += v[i] * v[i];
-        k[g]++;
-    }
-    double acc = 0;
-    size_t dof = 0;
-    for (int g = 0; g < 2; g++)
-        if (k[g] > 1) {
-            acc += ss[g] - s[g] * s[g] / (double)k[g];
-            dof += k[g] - 1;
+    double noise = 2.0 * sg * sg / r0;
+    double floor_q = 5.0 * noise * sqrt(2.0 / S); /* 5 sd of q for one slice */
+    double q[SP_PILOT_LINES * SP_PILOT_LINES / 2];
+    size_t nq = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double acc = 0;
+            for (int s = 0; s < S; s++) {
+                double d = lines[i].mean[s] - lines[j].mean[s];
+                acc += d * d;
+            }
+            double v = acc / S - noise;
+            if (v > floor_q)
+                q[nq++] = v;
         }
-    return dof ? sqrt(acc / (double)dof) : gx_stddev(v, n);
+    if (nq < 3)
+        return 0;
+    /* pairs of one partition against pairs across partitions: two clear
+     * modes (4 to 7 times apart); then the median of the lower one */
+    double sep = 0, thr = gx_split_threshold(q, nq, &sep);
+    if (isfinite(thr) && sep >= 4.0) {
+        size_t k = 0;
+        for (size_t i = 0; i < nq; i++)
+            if (q[i] < thr)
+                q[k++] = q[i];
+        nq = k;
+    }
+    return 0.5 * gx_median(q, nq);
 }
 
-/* Pilot: noise sigma and the spread of latencies across lines (the skew
- * between slices) from SP_PILOT_LINES random lines of the reference page
+/* Pilot: noise sigma and the distance between slices (pair_between) from
+ * SP_PILOT_LINES random lines of the reference page
  * over up to 32 SMs; then the number of SMs and reps: the cheapest S * (reps
  * + 1) for which the closest pair of slices stands 2 * t_new apart in D2. */
 static int pilot(gx_slicepred *sp, uint64_t base)
@@ -308,16 +324,8 @@ static int pilot(gx_slicepred *sp, uint64_t base)
     int rc = measure_round(sp, offs, SP_PILOT_LINES, lines, r0);
     if (rc != GX_OK)
         return rc;
-    double sg = sfp_sigma(&sp->fp), v[SFP_MAX_SMS];
-    for (int s = 0; s < sp->S; s++) {
-        double m[SP_PILOT_LINES];
-        for (int i = 0; i < SP_PILOT_LINES; i++)
-            m[i] = lines[i].mean[s];
-        double sd = spread_within(m, SP_PILOT_LINES);
-        double between = sd * sd - sg * sg / r0;
-        v[s] = between > 0 ? between : 0;
-    }
-    double between = gx_median(v, (size_t)sp->S);
+    double sg = sfp_sigma(&sp->fp);
+    double between = pair_between(lines, SP_PILOT_LINES, sp->S, sg, r0);
     sp->sum.skew_var = between;
     /* no spread above the noise of the pilot's means: one class (or a skew
      * far below the jitter, which no repeat count resolves): a moderate

@@ -572,7 +572,7 @@ static int run_levels(lv_state *s)
      * misses, refresh: ~75 cycles on an H200) and must not veto a threshold
      * that sits far below the DRAM cluster. Require the threshold to clear
      * both the hit jitter and the DRAM cluster's lower tail. */
-    double hit_noise = 1.5 * fmax(ctx->have_timer ? ctx->timer_noise : 2.0, 1.0);
+    double hit_noise = fmin(1.5 * fmax(ctx->have_timer ? ctx->timer_noise : 2.0, 1.0), s->noise);
     if (s->thr1 < 3 * hit_noise || s->dram_delta - s->thr1 < 2.5 * s->noise)
         return gx_fail(ctx->msg, GX_EUNSURE,
                        "levels: DRAM delta %.0f too close to the pair noise %.1f", s->dram_delta,

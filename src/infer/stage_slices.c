@@ -20,10 +20,10 @@
  *      partitions x classes (equal partitions assumed), and the home
  *      partition of a line is not observable: the hash stays out of the
  *      profile.
- *   3. uniform: the same near/far grouping as 1 on the fingerprints, with a
- *      gap relative to the skew; when no clean grouping exists the
- *      partitions are not observable from timing and stay out of the
- *      profile (reported, never guessed).
+ *   3. uniform (slice_parts.h): a partition-distance step makes equal
+ *      class groups that are fast from contiguous runs of SM ids; no such
+ *      pattern and no structure at all -> one partition; a structure that
+ *      does not fit -> not established, left out (never guessed).
  *
  * Notes: the stage touches only the arena's work area (never the fresh
  * reserve except through infer_fresh_block) and never replaces the arena
@@ -36,16 +36,17 @@
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/stats.h"
 #include "infer_util.h"
+#include "slice_parts.h"
 
 #define SL_MAX_CLASSES 1024
 #define SL_CROSS_VOTES 3
 
 typedef struct parts_result {
-    int method;          /* 0 none, 1 home visible, 2 copies (cross test), 3 uniform grouping */
+    int method;          /* 0 none, 1 home visible, 2 copies (cross test), 3 uniform runs */
     uint32_t partitions; /* 0 = not observable */
     uint32_t slices;
     double conf;
-    char how[128];
+    char how[192];
 } parts_result;
 
 /* ---- 1 / 3: grouping classes by their near/far pattern over SMs ---------- */
@@ -120,9 +121,7 @@ static int try_grouping(const gx_slicepred *sp, uint32_t nc, uint32_t S, double 
     if (!(gap >= min_gap) || !(sep >= min_sep))
         return 0;
     uint32_t P = group_patterns(pattern, nc, group);
-    /* random skew gives every class its own pattern: a partition structure
-     * needs groups of at least two classes */
-    if (P < 2 || P > 16 || nc % P || (method == 3 && nc / P < 2))
+    if (P < 2 || P > 16 || nc % P)
         return 0;
     pr->method = method;
     pr->partitions = P;
@@ -193,6 +192,33 @@ static int sm_groups(gx_infer *ctx, const gx_slicepred *sp, uint32_t S, parts_re
     pr->conf = unsure ? 0.6 : 0.97;
     snprintf(pr->how, sizeof pr->how,
              "SM groups by cross test (load on SM a, time on SM b; %d unsure pairs)", unsure);
+    return GX_OK;
+}
+
+/* ---- 3: uniform, class groups fast from contiguous SM runs (slice_parts.h) -- */
+
+static int uniform_partitions(gx_infer *ctx, const gx_slicepred *sp,
+                              const gx_slicepred_summary *s, uint32_t *group, parts_result *pr)
+{
+    uint32_t nc = s->classes, S = s->sms;
+    if (nc == 0 || nc > SPARTS_MAX_CLASSES || S > SPARTS_MAX_SLOTS)
+        return GX_OK; /* not observable */
+    double *c = malloc((size_t)nc * S * sizeof *c);
+    if (!c)
+        return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
+    for (uint32_t j = 0; j < nc; j++)
+        for (uint32_t k = 0; k < S; k++)
+            c[(size_t)j * S + k] = gx_slicepred_center(sp, j, k);
+    sparts_result r;
+    int bad = sparts_uniform(c, nc, S, gx_rng_next(&ctx->rng), group, &r);
+    free(c);
+    if (bad)
+        return gx_fail(ctx->msg, GX_ENOMEM, "slices: partition test failed (out of memory)");
+    pr->method = 3;
+    pr->partitions = r.partitions;
+    pr->slices = nc;
+    pr->conf = r.conf;
+    snprintf(pr->how, sizeof pr->how, "%s", r.how);
     return GX_OK;
 }
 
@@ -336,7 +362,6 @@ int gx_stage_slices(gx_infer *ctx)
     memset(&pr, 0, sizeof pr);
     snprintf(pr.how, sizeof pr.how, "fingerprints show no partition structure (not observable)");
     uint32_t group[SL_MAX_CLASSES];
-    double sigma = s.sigma_cycles;
     if (ctx->topology == GX_TOPO_NEAR_FAR) {
         double gap = isfinite(ctx->miss_delta) && ctx->miss_delta > 0 ? 0.5 * ctx->miss_delta : 30;
         if (!try_grouping(sp, s.classes, s.sms, gap, 3.0, group, &pr, 1)) {
@@ -353,11 +378,9 @@ int gx_stage_slices(gx_infer *ctx)
             }
         }
     } else {
-        /* random skew splits into two halves with separation ~1.5; a
-         * partition term makes a clean split (separation well above 4) */
-        try_grouping(sp, s.classes, s.sms, 3.0 * sigma, 4.0, group, &pr, 3);
+        rc = uniform_partitions(ctx, sp, &s, group, &pr);
     }
-    if (rc == GX_OK && (pr.method == 1 || pr.method == 3))
+    if (rc == GX_OK && (pr.method == 1 || pr.method == 3) && pr.partitions > 1)
         relabel_by_group(sp, s.classes, group, pr.partitions, ctx->msg);
     gx_hash_fn h;
     if (rc == GX_OK)
