@@ -10,11 +10,12 @@
  *
  * - clock settling first: a GPU idles at a low SM clock and ramps up once
  *   work arrives; latencies in SM cycles (DRAM above all) move while it
- *   ramps. The stage keeps one SM busy with chases of an L2-resident chain
- *   and estimates the SM clock from cycles per wall second until two
- *   consecutive estimates agree within 2% (at most SETTLE_MAX rounds). On a
- *   simulated target the estimate is meaningless but stable, and the loop
- *   ends after two rounds.
+ *   ramps (an H200 went from 345 to 1980 MHz within 0.5 s of work). The
+ *   stage keeps one SM busy with a FIXED number of chases of an L2-resident
+ *   chain (SETTLE_ROUNDS x 15 ms of L2 hits on a GPU: about 0.3 s) and
+ *   estimates the SM clock from cycles per wall second of the last rounds.
+ *   A fixed count keeps discovery reproducible on a simulated target, whose
+ *   "clock" is its simulation rate and varies with the host's load.
  *
  * Notes: medians make rare +3000-cycle outliers irrelevant. The timer
  * overhead is part of every seq measurement; latencies written to the
@@ -29,8 +30,8 @@
 
 #define TIMER_SAMPLES 64
 #define SETTLE_LINES 64
-#define SETTLE_ROUNDS 1500 /* 96k steps: ~15 ms of L2 hits at 2 GHz */
-#define SETTLE_MAX 40
+#define SETTLE_STEPS 1500 /* rounds of the 64-line chain per chase: 96k steps, ~15 ms at 2 GHz */
+#define SETTLE_ROUNDS 20
 
 static double wall_now(void)
 {
@@ -39,28 +40,28 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Keep SM 0 busy until the SM clock estimate is stable; *mhz = last estimate. */
-static int settle_clock(gx_infer *ctx, double *mhz, int *rounds)
+/* Keep SM 0 busy for SETTLE_ROUNDS chases; *mhz = the last round's clock
+ * estimate, *drift = its relative change from the round before. */
+static int settle_clock(gx_infer *ctx, double *mhz, double *drift)
 {
     uint64_t offs[SETTLE_LINES];
     for (int i = 0; i < SETTLE_LINES; i++)
         offs[i] = (uint64_t)i * 256;
     gx_rng_shuffle_u64(&ctx->rng, offs, SETTLE_LINES);
     gx_chase_req req = {.offsets = offs, .n = SETTLE_LINES, .warm_rounds = 1,
-                        .timed_rounds = SETTLE_ROUNDS, .max_timed_steps = 0, .sm = 0};
-    double prev = 0;
+                        .timed_rounds = SETTLE_STEPS, .max_timed_steps = 0, .sm = 0};
+    double prev = NAN;
     *mhz = NAN;
-    for (int r = 0; r < SETTLE_MAX; r++) {
+    *drift = NAN;
+    for (int r = 0; r < SETTLE_ROUNDS; r++) {
         double mean = 0, t0 = wall_now();
         int rc = gx_target_chase(ctx->t, &req, &mean, ctx->msg);
         double dt = wall_now() - t0;
         if (rc != GX_OK)
             return rc;
-        double est = dt > 0 ? mean * (double)(SETTLE_LINES * (SETTLE_ROUNDS + 1)) / dt / 1e6 : 0;
-        *rounds = r + 1;
+        double est = dt > 0 ? mean * (double)(SETTLE_LINES * (SETTLE_STEPS + 1)) / dt / 1e6 : 0;
         *mhz = est;
-        if (r >= 1 && fabs(est - prev) <= 0.02 * est)
-            break;
+        *drift = fabs(est - prev) / est;
         prev = est;
     }
     return GX_OK;
@@ -99,9 +100,8 @@ int gx_stage_timer(gx_infer *ctx)
     int rc = infer_arena_default(ctx);
     if (rc != GX_OK)
         return rc;
-    double over = 0, over_spread = 0, hit = 0, hit_spread = 0, mhz = NAN;
-    int settle_rounds = 0;
-    if ((rc = settle_clock(ctx, &mhz, &settle_rounds)) != GX_OK)
+    double over = 0, over_spread = 0, hit = 0, hit_spread = 0, mhz = NAN, drift = NAN;
+    if ((rc = settle_clock(ctx, &mhz, &drift)) != GX_OK)
         return rc;
     if ((rc = time_empty(ctx, &over, &over_spread)) != GX_OK)
         return rc;
@@ -131,8 +131,8 @@ int gx_stage_timer(gx_infer *ctx)
         snprintf(v, sizeof v, "n/a");
     else
         snprintf(v, sizeof v, "%.0f", mhz);
-    snprintf(m, sizeof m, "cycles per wall second of busy chases, stable after %d rounds",
-             settle_rounds);
+    snprintf(m, sizeof m, "cycles per wall second of busy chases, after %d rounds (last change %.1f%%)",
+             SETTLE_ROUNDS, 100 * drift);
     infer_report_row(ctx, "SM clock while probing (MHz)", v, m, NAN, 0);
     infer_progress(ctx, "timer: overhead %.1f cycles, noise %.1f cycles", over, ctx->timer_noise);
     return GX_OK;

@@ -14,8 +14,9 @@
  *   its right child, 12..15, is never entered). nanoBench clamps to the last
  *   way instead, which over-weights it; we do not.
  * - Touch and victim are ceil(log2(ways)) steps of shifts and masks, no
- *   branches beyond the loop. Helpers are in policy_internal.h and shared
- *   with plru_rand.c. */
+ *   branches beyond the loop. Helpers are in policy_internal.h. The cache
+ *   model runs both families through policy_fast.h (the same rules with
+ *   per-way-count masks derived from these helpers). */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,16 +82,12 @@ const gx_policy_ops gx_policy_plru_ops = {
  * rng word with an integer instead of converting to a double: a 3072-set,
  * 16-way loop of 50% hits / 50% victim+fill went from 74 to 86 M ops/s (one
  * core, AMD EPYC; plain plru: 87-96). */
-static inline uint64_t rand_threshold(const gx_policy_params *p)
-{
-    return (uint64_t)(uint32_t)p->i[0] | ((uint64_t)(uint32_t)p->i[1] << 32);
-}
-
 static uint32_t plru_rand_victim(void *st, uint32_t ways, const gx_policy_params *p,
                                  gx_rng *rng)
 {
-    uint64_t thr = rand_threshold(p);
-    if ((thr | (uint64_t)p->i[2]) && (p->i[2] || gx_rng_next(rng) < thr))
+    uint64_t thr = gx_plru_rand_threshold(p);
+    int always = gx_plru_rand_always(p);
+    if ((thr || always) && (always || gx_rng_next(rng) < thr))
         return (uint32_t)gx_rng_below(rng, ways);
     return gx_tree_victim(*(const uint64_t *)st, ways);
 }

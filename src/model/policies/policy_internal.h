@@ -158,4 +158,19 @@ static inline uint32_t gx_tree_victim(uint64_t bits, uint32_t ways)
     return (uint32_t)(node - leaves);
 }
 
+/* ---- plru-rand:P parameters (set by plru.c's parser) ---- */
+
+/* The 64-bit threshold P * 2^64 held in i[0] (low) and i[1] (high 32 bits):
+ * a raw rng word below it picks a random victim. */
+static inline uint64_t gx_plru_rand_threshold(const gx_policy_params *p)
+{
+    return (uint64_t)(uint32_t)p->i[0] | ((uint64_t)(uint32_t)p->i[1] << 32);
+}
+
+/* 1 when P = 1 (a random victim without the threshold draw). */
+static inline int gx_plru_rand_always(const gx_policy_params *p)
+{
+    return p->i[2] != 0;
+}
+
 #endif
