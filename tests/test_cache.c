@@ -6,6 +6,8 @@
 
 #include "gpuxray/cache.h"
 #include "gpuxray/error.h"
+#include "gpuxray/policy.h"
+#include "gpuxray/rng.h"
 #include "testutil.h"
 
 static gx_cache *mk(uint32_t line, uint32_t sector, uint32_t ways, uint64_t sets,
@@ -248,6 +250,44 @@ static void test_bad_config(void **state)
     }
 }
 
+/* The cache's inlined fast path (plru, 16 ways, 4 sectors, specialised) must
+ * give the same hit/miss outcomes as the policy registry's reference
+ * implementation (gx_policy_set) for every deterministic candidate and
+ * several way counts: one set, whole-line sectors, random line ids. */
+static void test_fast_path_matches_registry(void **state)
+{
+    (void)state;
+    const uint32_t ways_list[] = {2, 4, 7, 16, 32};
+    for (size_t c = 0; c < gx_policy_candidate_count(); c++) {
+        const char *spec = gx_policy_candidate(c);
+        gx_policy pol;
+        assert_int_equal(gx_policy_from_spec(spec, &pol, NULL), GX_OK);
+        if (pol.ops->randomized)
+            continue;
+        for (size_t w = 0; w < sizeof ways_list / sizeof ways_list[0]; w++) {
+            uint32_t ways = ways_list[w];
+            gx_cache_cfg cfg = {128, 32, ways, 1, spec, 1};
+            gx_cache *cache = NULL;
+            gx_policy_set *ref = NULL;
+            assert_int_equal(gx_cache_new(&cfg, &cache, NULL), GX_OK);
+            assert_int_equal(gx_policy_set_new(spec, ways, 1, &ref, NULL), GX_OK);
+            gx_rng r;
+            gx_rng_seed(&r, 11 + ways);
+            for (int i = 0; i < 3000; i++) {
+                uint64_t line = gx_rng_below(&r, ways + ways / 2 + 1);
+                /* all four sectors once per line visit keep the line = one policy access */
+                gx_cache_outcome o = gx_cache_access(cache, 0, line, 0, 1, NULL);
+                int hit_ref = gx_policy_set_access(ref, line);
+                if ((o != GX_CACHE_LINE_MISS) != hit_ref)
+                    fail_msg("%s, %u ways, access %d: cache %d, registry %d", spec, ways, i,
+                             (int)o, hit_ref);
+            }
+            gx_cache_free(cache);
+            gx_policy_set_free(ref);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_invalidate_insert),
         cmocka_unit_test(test_evict_random_and_flush),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_fast_path_matches_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
