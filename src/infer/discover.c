@@ -1,5 +1,5 @@
 /* discover.c - the discovery pipeline (Contract 3): runs the stages in
- * order (timer, levels, line, ways, slices, sets, policy), honours --only
+ * order (timer, levels, line, slices, ways, sets, policy), honours --only
  * (prerequisites run anyway), records each stage's cost from the target's
  * counters, fills the measured profile's provenance / device / memory
  * fields and cross-checks l2.capacity_bytes against the geometry.
@@ -7,6 +7,9 @@
  * Notes:
  * - A stage that fails (or is unsure) is recorded with its message; stages
  *   that depend on it are skipped with a note. Its fields stay absent.
+ * - Slices run before ways (ways builds slice-guided pools when same-offset
+ *   pools do not evict); the ways stage's arena is allocated before the
+ *   slices stage so that the slice hash's reference page stays valid.
  * - l2.capacity_bytes goes into the profile only when the geometry
  *   (slices x sets_per_slice x ways x line_bytes) is complete and agrees
  *   with the capacity the levels measured (within 12.5 %): the geometry is
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "evset.h"
 #include "infer.h"
 #include "infer_util.h"
 
@@ -29,8 +33,8 @@ enum {
     ST_TIMER = 0,
     ST_LEVELS,
     ST_LINE,
-    ST_WAYS,
     ST_SLICES,
+    ST_WAYS,
     ST_SETS,
     ST_POLICY,
     ST_COUNT
@@ -46,15 +50,15 @@ static const struct {
     {"timer", gx_stage_timer, 0},
     {"levels", gx_stage_levels, BIT(ST_TIMER)},
     {"line", gx_stage_line, BIT(ST_TIMER) | BIT(ST_LEVELS)},
-    {"ways", gx_stage_ways, BIT(ST_LINE)},
     {"slices", gx_stage_slices, BIT(ST_LINE)},
+    {"ways", gx_stage_ways, BIT(ST_LINE)},
     {"sets", gx_stage_sets, BIT(ST_WAYS) | BIT(ST_SLICES)},
     {"policy", gx_stage_policy, BIT(ST_WAYS)},
 };
 
 const char *gx_discover_stage_names(void)
 {
-    return "timer,levels,line,ways,slices,sets,policy";
+    return "timer,levels,line,slices,ways,sets,policy";
 }
 
 /* Close a set of stages under prerequisites. */
@@ -235,6 +239,13 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
         }
         infer_progress(ctx, "stage %s ...", stages[s].name);
         gx_msg_clear(&stage_msg);
+        if (s == ST_SLICES && (sel & BIT(ST_WAYS))) {
+            /* the ways stage's arena, before the slices: the slice hash
+             * names the reference page of the arena it learns on, which a
+             * later replacement would invalidate (failure: ways reports it) */
+            (void)gx_ways_arena_prepare(ctx);
+            gx_msg_clear(&stage_msg);
+        }
         int src = stages[s].fn(ctx);
         gx_target_get_stats(t, &after);
         record_stage(rep, stages[s].name, src, src == GX_OK ? "" : stage_msg.text, &before,

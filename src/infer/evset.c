@@ -607,6 +607,7 @@ int gx_evx_find(gx_evx *ev, uint64_t target, const uint64_t *pool, size_t n_pool
     free(s);
     if (rc != GX_OK)
         return rc;
+    res->no_pool = status == FIND_NO_POOL;
     if (status == FIND_NO_POOL)
         return gx_fail(ev->ctx->msg, GX_EUNSURE,
                        "evset: %zu candidate lines do not evict line 0x%llx", n_pool,

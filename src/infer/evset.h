@@ -77,6 +77,7 @@ typedef struct gx_evx_result {
     uint32_t pool_used; /* length of the first evicting prefix */
     uint32_t restarts;
     int verified;       /* overflow with the target, every single removal fits */
+    int no_pool;        /* GX_EUNSURE because the whole pool did not evict the target */
 } gx_evx_result;
 
 /* Set up (ev->gap from ctx, measured when the levels stage did not). */
@@ -132,5 +133,11 @@ int gx_evx_classify(const gx_evx *ev, double cycles, double hit);
 int gx_evx_more_congruent(gx_evx *ev, const uint64_t *evset, size_t n_evset,
                           const uint64_t *cand, size_t n_cand, size_t want, uint64_t *out,
                           size_t *n_out);
+
+/* Grow the arena to what the ways stage's pools use (stage_ways.c). The
+ * pipeline calls it before the slices stage: the slice hash describes the
+ * reference page of the arena it was learned on, so the arena must not be
+ * replaced between slices and the later stages. */
+int gx_ways_arena_prepare(gx_infer *ctx);
 
 #endif

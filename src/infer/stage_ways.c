@@ -10,6 +10,12 @@
  *   pool is the same offset in every other page of the arena, in random
  *   order. The reduction only touches the prefix it needs (galloping), so
  *   a dense pool costs little and a sparse one can still use every page.
+ * - Slice-guided pools: when the first target's whole same-offset pool does
+ *   not evict (hash bits above the page make congruence rare), a slice
+ *   predictor is learned (slicepredict.h), a sample of 4 x capacity / page
+ *   pages is identified (at most 1% of each page's lines measured), and each
+ *   pool is every line of those pages predicted in the target's slice class
+ *   (density ~1/sets, independent of the bits above the page).
  * - Reduction and verification: evset.c (ordered-prefix binary search with
  *   voted eviction tests, then a pigeonhole overflow test that minimises
  *   and verifies the set: target + set overflows, no proper subset does).
@@ -33,6 +39,7 @@
 #include <string.h>
 
 #include "evset.h"
+#include "gpuxray/slicepredict.h"
 #include "infer_util.h"
 
 #define WAYS_MIN_SETS 4
@@ -62,6 +69,12 @@ static int ways_arena(gx_infer *ctx, uint64_t *npages)
         return gx_fail(ctx->msg, GX_ERANGE, "ways: only %llu pages of arena (need %u)",
                        (unsigned long long)*npages, WAYS_MIN_PAGES);
     return GX_OK;
+}
+
+int gx_ways_arena_prepare(gx_infer *ctx)
+{
+    uint64_t npages = 0;
+    return ways_arena(ctx, &npages);
 }
 
 static uint32_t ceil_log2_u64(uint64_t x)
@@ -119,13 +132,17 @@ typedef struct ways_run {
     uint64_t tests[WAYS_MAX_SETS], bar[WAYS_MAX_SETS];
     uint32_t used[WAYS_MAX_SETS];
     int n, failed, translated;
+    int guided;               /* pools from slice-predicted lines (see guided_set) */
+    int guided_failed;        /* the slice predictor could not be learned */
+    uint64_t guided_pages, guided_accesses;
+    uint32_t guided_classes;
+    uint64_t max_pool;
 } ways_run;
 
-/* One target: random page and line offset; pool = same offset elsewhere. */
 /* One target: random page and line offset; pool = the same offset in every
- * other page. */
+ * other page. *n_pool = the pool's size. */
 static int one_set(gx_infer *ctx, gx_evx *ev, uint64_t npages, uint32_t line, uint64_t *pool,
-                   gx_evx_result *res)
+                   gx_evx_result *res, size_t *n_pool)
 {
     uint64_t page = ctx->info->page_bytes;
     uint64_t pt = gx_rng_below(&ctx->rng, npages);
@@ -135,7 +152,165 @@ static int one_set(gx_infer *ctx, gx_evx *ev, uint64_t npages, uint32_t line, ui
         if (p != pt)
             pool[n++] = p * page + off;
     gx_rng_shuffle_u64(&ctx->rng, pool, (uint64_t)n);
+    *n_pool = n;
     return gx_evx_find(ev, pt * page + off, pool, n, res);
+}
+
+/* ---- slice-guided pools ------------------------------------------------------ */
+
+/* State of the slice-guided mode: a slice predictor (learned here: the
+ * slices stage keeps only the reference page's hash), the pool pages (a
+ * random sample of the arena) and their identification, cached across
+ * targets. */
+typedef struct guided {
+    gx_slicepred *sp;
+    uint64_t *pages;            /* page numbers of the pool pages */
+    gx_slicepred_page *id;      /* their identification (component -1: failed) */
+    uint32_t n_pages, n_ident;  /* pool pages, pages identified so far */
+    uint64_t *pool;
+    size_t pool_cap;
+    uint64_t learn_accesses;    /* what learning and identification cost */
+    uint32_t classes;
+} guided;
+
+static void guided_free(guided *g)
+{
+    if (g->sp)
+        gx_slicepred_free(g->sp);
+    free(g->pages);
+    free(g->id);
+    free(g->pool);
+    memset(g, 0, sizeof *g);
+}
+
+/* Pages per pool: a level of capacity C holds W congruent lines per
+ * C / page pages (whatever W and the slice and set counts), so
+ * GUIDED_CAP_FACTOR x C / page pages hold about that many times W. */
+#define GUIDED_CAP_FACTOR 4u
+#define GUIDED_MIN_PAGES 8u
+
+static uint32_t guided_page_count(const gx_infer *ctx, uint64_t npages)
+{
+    uint64_t page = ctx->info->page_bytes;
+    uint64_t cap = ctx->n_levels > 0 ? ctx->levels[0].capacity_bytes : ctx->l2_capacity;
+    uint64_t want = cap ? GUIDED_CAP_FACTOR * ((cap + page - 1) / page) + 4 : 64;
+    if (want < GUIDED_MIN_PAGES)
+        want = GUIDED_MIN_PAGES;
+    if (want > npages)
+        want = npages;
+    return (uint32_t)want;
+}
+
+static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
+{
+    memset(g, 0, sizeof *g);
+    uint64_t page = ctx->info->page_bytes;
+    gx_target_stats a, b;
+    gx_target_get_stats(ctx->t, &a);
+    gx_slicepred_opts o;
+    gx_slicepred_opts_default(&o);
+    o.line_bytes = ctx->line_bytes ? ctx->line_bytes : 128;
+    o.page_bytes = page;
+    o.region_offset = 0;
+    o.region_bytes = npages * page;
+    o.timer_noise_cycles = ctx->have_timer ? ctx->timer_noise : 0;
+    o.seed = gx_rng_next(&ctx->rng);
+    int rc = gx_slicepred_learn(ctx->t, &o, &g->sp, ctx->msg);
+    if (rc != GX_OK)
+        return rc;
+    gx_slicepred_summary sum;
+    gx_slicepred_get_summary(g->sp, &sum);
+    g->classes = sum.classes;
+    g->n_pages = guided_page_count(ctx, npages);
+    g->pages = malloc(npages * sizeof *g->pages);
+    g->id = calloc(g->n_pages, sizeof *g->id);
+    if (!g->pages || !g->id)
+        return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
+    for (uint64_t p = 0; p < npages; p++)
+        g->pages[p] = p;
+    gx_rng_shuffle_u64(&ctx->rng, g->pages, npages);
+    gx_target_get_stats(ctx->t, &b);
+    g->learn_accesses = b.accesses - a.accesses;
+    return GX_OK;
+}
+
+/* Identify pool pages up to n (cached). A page that cannot be identified
+ * within 1% of its lines is left out of the pools. */
+static int guided_identify(gx_infer *ctx, guided *g, uint32_t n)
+{
+    uint64_t page = ctx->info->page_bytes;
+    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    uint32_t max_lines = (uint32_t)(page / line / 100);
+    if (max_lines < 16)
+        max_lines = 16;
+    gx_target_stats a, b;
+    gx_target_get_stats(ctx->t, &a);
+    for (; g->n_ident < n && g->n_ident < g->n_pages; g->n_ident++) {
+        gx_slicepred_page *pg = &g->id[g->n_ident];
+        gx_msg m;
+        int rc = gx_slicepred_identify(g->sp, g->pages[g->n_ident] * page, max_lines, pg, &m);
+        if (rc == GX_EUNSURE) {
+            pg->component = -1;
+            continue;
+        }
+        if (rc != GX_OK)
+            return gx_fail(ctx->msg, rc, "ways: %s", m.text);
+    }
+    gx_target_get_stats(ctx->t, &b);
+    g->learn_accesses += b.accesses - a.accesses;
+    return GX_OK;
+}
+
+/* One target in a random pool page; its pool = every line of the pool
+ * pages that the predictor puts in the target's slice class, in random
+ * order. The density rises by the slice count over random lines, and it
+ * does not depend on the hashes' bits above the page. */
+static int guided_set(gx_infer *ctx, gx_evx *ev, guided *g, uint32_t line, gx_evx_result *res,
+                      size_t *n_pool)
+{
+    uint64_t page = ctx->info->page_bytes;
+    uint64_t lpp = page / line;
+    int rc = guided_identify(ctx, g, g->n_pages);
+    if (rc != GX_OK)
+        return rc;
+    /* target: a line of an identified page, predicted in a known class */
+    uint32_t ti = 0;
+    uint64_t target = 0;
+    int cls = -1;
+    for (int tries = 0; tries < 64 && cls < 0; tries++) {
+        ti = (uint32_t)gx_rng_below(&ctx->rng, g->n_pages);
+        if (g->id[ti].component < 0)
+            continue;
+        target = g->pages[ti] * page + gx_rng_below(&ctx->rng, lpp) * line;
+        cls = gx_slicepred_predict(g->sp, &g->id[ti], target);
+    }
+    if (cls < 0)
+        return gx_fail(ctx->msg, GX_EUNSURE, "ways: no identified page for a guided pool");
+    size_t n = 0;
+    for (uint32_t i = 0; i < g->n_pages; i++) {
+        if (g->id[i].component < 0)
+            continue;
+        uint64_t base = g->pages[i] * page;
+        for (uint64_t l = 0; l < lpp; l++) {
+            uint64_t off = base + l * line;
+            if (off == target || gx_slicepred_predict(g->sp, &g->id[i], off) != cls)
+                continue;
+            if (n == g->pool_cap) {
+                size_t cap = g->pool_cap ? 2 * g->pool_cap : 4096;
+                uint64_t *np = realloc(g->pool, cap * sizeof *np);
+                if (!np)
+                    return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
+                g->pool = np;
+                g->pool_cap = cap;
+            }
+            g->pool[n++] = off;
+        }
+    }
+    if (n == 0)
+        return gx_fail(ctx->msg, GX_EUNSURE, "ways: empty guided pool");
+    gx_rng_shuffle_u64(&ctx->rng, g->pool, (uint64_t)n);
+    *n_pool = n;
+    return gx_evx_find(ev, target, g->pool, n, res);
 }
 
 /* Another set for free: XOR every offset of a found set (target and lines)
@@ -169,9 +344,9 @@ static int translated_set(gx_infer *ctx, gx_evx *ev, const gx_evset *base, uint3
 }
 
 static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, double conf,
-                   int in_profile, const gx_evx *ev, uint64_t npool)
+                   int in_profile, const gx_evx *ev)
 {
-    char v[128], m[128];
+    char v[128], m[192];
     uint64_t worst = 0, bar = 0;
     for (int i = 0; i < run->n; i++)
         if (run->w[i] == w && run->tests[i] > worst) {
@@ -179,19 +354,73 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
             bar = run->bar[i];
         }
     snprintf(v, sizeof v, "%u", w);
-    snprintf(m, sizeof m, "minimal eviction sets, %d of %d agree (%d by translation, %d failed)",
-             agree, run->n, run->translated, run->failed);
+    snprintf(m, sizeof m, "minimal eviction sets, %d of %d agree (%d by translation, %d failed)%s",
+             agree, run->n, run->translated, run->failed,
+             run->guided ? "; slice-guided pools" : "");
     infer_report_row(ctx, "l2.ways", v, m, conf, in_profile);
     snprintf(v, sizeof v, "%llu (bar %llu)", (unsigned long long)worst,
              (unsigned long long)bar);
-    snprintf(m, sizeof m, "worst set; pool %llu lines, %u warm + %u passes per trial",
-             (unsigned long long)npool, ev->warm, ev->passes);
+    snprintf(m, sizeof m, "worst set; pools up to %llu lines, %u warm + %u passes per trial",
+             (unsigned long long)run->max_pool, ev->warm, ev->passes);
     infer_report_row(ctx, "eviction tests per set", v, m, NAN, 0);
+    if (run->guided) {
+        snprintf(v, sizeof v, "%u classes, %llu pages", run->guided_classes,
+                 (unsigned long long)run->guided_pages);
+        snprintf(m, sizeof m,
+                 "same-offset pool did not evict: pools of lines predicted in the target's "
+                 "slice (%llu accesses to learn and identify)",
+                 (unsigned long long)run->guided_accesses);
+        infer_report_row(ctx, "ways pool", v, m, NAN, 0);
+    }
+}
+
+/* One more minimal set: translated from the first, else a full reduction
+ * (same-offset pool, or slice-guided once a same-offset pool failed to
+ * evict). */
+static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_t npages,
+                    uint64_t *pool, gx_evx_result *res, size_t *n_pool)
+{
+    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    int got = 0, rc;
+    *n_pool = npages - 1;
+    if (run->n > 0 && ctx->n_evsets > 0 &&
+        (rc = translated_set(ctx, ev, &ctx->evsets[0], line, res, &got)) != GX_OK)
+        return rc;
+    if (got) {
+        run->translated++;
+        return GX_OK;
+    }
+    if (!run->guided) {
+        uint32_t warm = ev->warm, passes = ev->passes;
+        rc = one_set(ctx, ev, npages, line, pool, res, n_pool);
+        if (rc != GX_EUNSURE || !res->no_pool)
+            return rc;
+        /* a pool without congruent lines says nothing about trial lengths:
+         * undo the restart's escalation */
+        ev->warm = warm;
+        ev->passes = passes;
+        /* same-offset lines are rarely congruent (hash bits above the
+         * page): switch to slice-guided pools for good */
+        infer_progress(ctx, "ways: same-offset pool does not evict; learning slices for "
+                            "guided pools");
+        if ((rc = guided_init(ctx, npages, g)) != GX_OK) {
+            run->guided_failed = 1;
+            return rc == GX_EUNSURE ? gx_fail(ctx->msg, GX_EUNSURE,
+                                              "ways: same-offset pools do not evict and the "
+                                              "slice predictor failed (%s)", ctx->msg->text)
+                                    : rc;
+        }
+        run->guided = 1;
+        run->guided_classes = g->classes;
+    }
+    rc = guided_set(ctx, ev, g, line, res, n_pool);
+    run->guided_pages = g->n_ident;
+    run->guided_accesses = g->learn_accesses;
+    return rc;
 }
 
 int gx_stage_ways(gx_infer *ctx)
 {
-    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
     uint64_t npages = 0;
     int rc = ways_arena(ctx, &npages);
     if (rc != GX_OK)
@@ -207,45 +436,45 @@ int gx_stage_ways(gx_infer *ctx)
     clear_evsets(ctx);
     ways_run run;
     memset(&run, 0, sizeof run);
+    guided g;
+    memset(&g, 0, sizeof g);
     gx_msg keep;
     keep.text[0] = '\0';
     uint32_t w = 0;
     int agree = 0;
     for (int t = 0; t < WAYS_MAX_TRIES && run.n < WAYS_MAX_SETS; t++) {
         gx_evx_result res;
-        int got = 0;
-        if (run.n > 0 && ctx->n_evsets > 0 &&
-            (rc = translated_set(ctx, &ev, &ctx->evsets[0], line, &res, &got)) != GX_OK)
-            break;
-        if (got) {
-            run.translated++;
-            rc = GX_OK;
-        } else {
-            rc = one_set(ctx, &ev, npages, line, pool, &res);
-        }
+        memset(&res, 0, sizeof res);
+        size_t n_pool = 0;
+        rc = next_set(ctx, &ev, &run, &g, npages, pool, &res, &n_pool);
         if (rc == GX_EUNSURE) {
             run.failed++;
             snprintf(keep.text, sizeof keep.text, "%s", ctx->msg->text);
             rc = GX_OK;
+            if ((res.no_pool && run.guided) || run.guided_failed)
+                break; /* even a guided pool does not evict: no point in more */
             continue;
         }
         if (rc != GX_OK)
             break;
         run.w[run.n] = res.n;
         run.tests[run.n] = res.tests;
-        run.bar[run.n] = (uint64_t)res.n * ceil_log2_u64(npages - 1) + 4ull * res.n;
+        run.bar[run.n] = (uint64_t)res.n * ceil_log2_u64(n_pool) + 4ull * res.n;
         run.used[run.n] = res.pool_used;
+        if (n_pool > run.max_pool)
+            run.max_pool = n_pool;
         run.n++;
         if ((rc = keep_evset(ctx, &res)) != GX_OK)
             break;
         infer_progress(ctx, "ways: set %d: %u lines (%llu tests, prefix %u of %llu)", run.n,
                        res.n, (unsigned long long)res.tests, res.pool_used,
-                       (unsigned long long)(npages - 1));
+                       (unsigned long long)n_pool);
         w = majority(run.w, run.n, &agree);
         if (run.n >= WAYS_MIN_SETS && agree == run.n)
             break;
     }
     free(pool);
+    guided_free(&g);
     if (rc != GX_OK) {
         gx_evx_free(&ev);
         return rc;
@@ -276,7 +505,7 @@ int gx_stage_ways(gx_infer *ctx)
         ctx->out->l2.ways = w;
         gx_profile_set_confidence(ctx->out, "l2.ways", conf);
     }
-    report(ctx, &run, w, agree, conf, in_profile, &ev, npages - 1);
+    report(ctx, &run, w, agree, conf, in_profile, &ev);
     infer_progress(ctx, "ways: %u (%d of %d sets agree)", w, agree, run.n);
     gx_evx_free(&ev);
     if (!in_profile)
