@@ -170,6 +170,9 @@ static void free_ctx(gx_infer *ctx)
         free(ctx->evsets[i].lines);
     gx_hash_clear(&ctx->slice_hash);
     gx_hash_clear(&ctx->set_hash);
+    free(ctx->evset_pool);
+    ctx->evset_pool = NULL;
+    ctx->n_evset_pool = 0;
 }
 
 static void record_stage(gx_report *rep, const char *name, int status, const char *note,

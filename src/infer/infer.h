@@ -66,6 +66,9 @@ typedef struct gx_infer {
     int n_evsets;
     gx_evset evsets[GX_INFER_MAX_EVSETS];
     uint32_t evsets_generation; /* (helper B) arena_generation the evsets' offsets belong to */
+    uint64_t *evset_pool;       /* slice-guided pool of evsets[0] (owned), or NULL: lines
+                                   predicted in its target's slice, for the policy stage */
+    size_t n_evset_pool;
     double ways_gap;            /* (helper B) hit -> evicted latency gap the ways stage used */
 
     /* slices */

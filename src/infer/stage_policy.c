@@ -127,12 +127,17 @@ static int gather_lines(gx_infer *ctx, gx_evx *ev, const gx_evset *es, pol_data 
     d->u[0] = es->target;
     memcpy(d->u + 1, es->lines, w * sizeof *es->lines);
     uint64_t off = es->target % page;
-    uint64_t *cand = malloc((size_t)(npages ? npages : 1) * sizeof *cand);
+    /* candidates: the slice-guided pool the ways stage used for this set
+     * (near-far cards, hashes above the page), else the same offset in
+     * every page */
+    int guided = es == &ctx->evsets[0] && ctx->evset_pool && ctx->n_evset_pool;
+    size_t cap = guided ? ctx->n_evset_pool : (size_t)(npages ? npages : 1);
+    uint64_t *cand = malloc(cap * sizeof *cand);
     if (!cand)
         return gx_fail(ctx->msg, GX_ENOMEM, "policy: out of memory");
     size_t nc = 0;
-    for (uint64_t p = 0; p < npages; p++) {
-        uint64_t x = p * page + off;
+    for (uint64_t p = 0; p < (guided ? ctx->n_evset_pool : npages); p++) {
+        uint64_t x = guided ? ctx->evset_pool[p] : p * page + off;
         int used = 0;
         for (uint32_t i = 0; i <= w && !used; i++)
             used = d->u[i] == x;

@@ -434,6 +434,9 @@ int gx_stage_ways(gx_infer *ctx)
         return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
     }
     clear_evsets(ctx);
+    free(ctx->evset_pool);
+    ctx->evset_pool = NULL;
+    ctx->n_evset_pool = 0;
     ways_run run;
     memset(&run, 0, sizeof run);
     guided g;
@@ -466,6 +469,14 @@ int gx_stage_ways(gx_infer *ctx)
         run.n++;
         if ((rc = keep_evset(ctx, &res)) != GX_OK)
             break;
+        if (run.guided && ctx->n_evsets == 1 && !ctx->evset_pool && g.pool && n_pool) {
+            /* the policy stage needs more lines congruent with this set */
+            ctx->evset_pool = malloc(n_pool * sizeof *ctx->evset_pool);
+            if (ctx->evset_pool) {
+                memcpy(ctx->evset_pool, g.pool, n_pool * sizeof *ctx->evset_pool);
+                ctx->n_evset_pool = n_pool;
+            }
+        }
         infer_progress(ctx, "ways: set %d: %u lines (%llu tests, prefix %u of %llu)", run.n,
                        res.n, (unsigned long long)res.tests, res.pool_used,
                        (unsigned long long)n_pool);
