@@ -13,7 +13,12 @@
  * - Linear (power-of-two sets): the class is T xor K0, a subspace; sets per
  *   slice = 2^(dim K - dim K0); the set masks span the null space of K0
  *   minus the slice masks' span (any such basis gives the same partition of
- *   every slice, which is what Contract 1 compares).
+ *   every slice, which is what Contract 1 compares). Under a table slice
+ *   hash, one slice spans several slice cosets and the masks are right only
+ *   up to slice masks: page sweeps (each eviction set in its own page, and
+ *   in-page sets moved into other slices) give congruent pairs across
+ *   cosets, and a vote per mask picks the slice-mask correction; not pinned
+ *   = flagged.
  * - Not linear: set = value mod m, value = sum 2^i parity(addr & mask_i).
  *   K1 = the differences that keep every member of T's class in it (they
  *   flip no value bit); Q = K / K1 has dimension n (the value bits). Every
@@ -65,6 +70,12 @@ typedef struct sets_ctx {
     uint64_t kb[64];
     int k;                     /* basis of K (slice-preserving differences) */
     const gx_evset *es;
+    uint64_t *cong;            /* table hash: in-page differences to lines congruent */
+    size_t ncong;              /* with T (T's page sweep) */
+    uint16_t *hs;              /* the page's possible unobservable slice parts */
+    int nh;
+    int vote_sure;             /* table hash: cross-coset congruences pinned the masks */
+    uint32_t exact_m;          /* modulo: class count of an earlier clean measurement */
     uint64_t probes;           /* probe calls */
 } sets_ctx;
 
@@ -129,6 +140,9 @@ static int probe_batches(sets_ctx *s, const uint64_t *set, uint32_t nset, const 
     /* enough rounds that even random replacement evicts a congruent line
      * (each miss picks it with probability 1/W): about e^-6 to survive */
     uint32_t passes = 4 * nset + 8;
+    /* confirmation groups: lines evicted by crowding (several in one set)
+     * come back together, so with few ways they must be confirmed apart */
+    size_t cg = s->w / 2 < 1 ? 1 : s->w / 2 > 8 ? 8 : s->w / 2;
     uint64_t *lines = malloc((batch ? batch : 1) * sizeof *lines);
     uint64_t *pos = malloc((batch ? batch : 1) * sizeof *pos);
     size_t *pidx = malloc((batch ? batch : 1) * sizeof *pidx);
@@ -152,8 +166,8 @@ static int probe_batches(sets_ctx *s, const uint64_t *set, uint32_t nset, const 
         }
         /* confirm a few at a time: an outlier, or a crowded set in the big
          * batch, must not make a line congruent */
-        for (size_t j0 = 0; rc == GX_OK && j0 < np; j0 += 8) {
-            size_t nc = np - j0 < 8 ? np - j0 : 8;
+        for (size_t j0 = 0; rc == GX_OK && j0 < np; j0 += cg) {
+            size_t nc = np - j0 < cg ? np - j0 : cg;
             if ((rc = gx_evx_probe(&s->ev, set, nset, passes, pos + j0, nc, r2)) != GX_OK)
                 break;
             s->probes++;
@@ -254,15 +268,36 @@ static int linear_masks(const sets_ctx *s, const uint64_t *k0, int nk0, int want
     return rho;
 }
 
+/* Differences X xor Y of congruent lines (X evicted by target Y's set),
+ * gathered by the page sweeps. */
+typedef struct sweep_diffs {
+    uint64_t *v;
+    size_t n, cap;
+} sweep_diffs;
+
+static int diffs_push(sweep_diffs *dl, uint64_t x)
+{
+    if (dl->n == dl->cap) {
+        size_t nc = dl->cap ? 2 * dl->cap : 256;
+        uint64_t *nv = realloc(dl->v, nc * sizeof *nv);
+        if (!nv)
+            return GX_ENOMEM;
+        dl->v = nv;
+        dl->cap = nc;
+    }
+    dl->v[dl->n++] = x;
+    return GX_OK;
+}
+
 /* With a table slice hash, lines of one slice also sit in other cosets of
  * the slice bits, where a set mask plus a slice mask is no longer
  * equivalent to the mask alone: the set masks must be exact. Sweep the page
  * against eviction sets of several targets (T, then T xor d with the set
  * moved by d, each verified): every congruent line X of target Y gives a
- * kernel vector X xor Y of the set index. Stops when the kernel reaches
- * its full dimension (observable bits - set bits). Appends to k0. */
-static int sweep_target(sets_ctx *s, uint64_t toff, const uint64_t *set, gx_gf2_basis *b,
-                        int *extra)
+ * difference X xor Y on which the true set masks vanish (kept in dl; the
+ * span goes to b, *extra counts the new dimensions). */
+static int sweep_target_n(sets_ctx *s, uint64_t toff, const uint64_t *set, uint32_t nset,
+                          gx_gf2_basis *b, int *extra, sweep_diffs *dl)
 {
     uint64_t lines_in_page = s->page / s->line;
     uint64_t *offs = calloc((size_t)lines_in_page, sizeof *offs);
@@ -275,56 +310,276 @@ static int sweep_target(sets_ctx *s, uint64_t toff, const uint64_t *set, gx_gf2_
     size_t n = 0;
     for (uint64_t i = 0; i < lines_in_page; i++) {
         uint64_t off = i * s->line;
-        if (off != toff && !gx_gf2_basis_contains(b, (off ^ toff) & s->space))
+        if (off != toff)
             offs[n++] = off;
     }
     /* lines of every slice: a set of the cache gets about batch / (slices
      * x sets) of them; positives once more, a few at a time */
-    int rc = probe_offsets(s, set, s->es->n, offs, n, 512, ev);
+    int rc = probe_offsets(s, set, nset, offs, n, 512, ev);
     size_t np = 0;
     for (size_t i = 0; rc == GX_OK && i < n; i++)
         if (ev[i])
             offs[np++] = offs[i];
     if (rc == GX_OK && np)
-        rc = probe_offsets(s, set, s->es->n, offs, np, 4, ev);
-    for (size_t i = 0; rc == GX_OK && i < np; i++)
-        if (ev[i] && gx_gf2_basis_add(b, (offs[i] ^ toff) & s->space))
+        rc = probe_offsets(s, set, nset, offs, np, 4, ev);
+    for (size_t i = 0; rc == GX_OK && i < np; i++) {
+        if (!ev[i])
+            continue;
+        uint64_t dd = (offs[i] ^ toff) & s->space;
+        if (gx_gf2_basis_add(b, dd))
             (*extra)++;
+        if (diffs_push(dl, dd) != GX_OK)
+            rc = gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
     free(offs);
     free(ev);
     return rc;
 }
 
-static int table_constraints(sets_ctx *s, int rho0, uint64_t *k0, int *nk0, int *extra)
+/* Packed observable slice bits of an in-page offset. */
+static uint64_t slice_bits(const sets_ctx *s, uint64_t off)
+{
+    return gx_gf2_apply(s->smask, s->ns, off & s->space);
+}
+
+/* Rank of the slice bits over the sweep differences (what they can pin). */
+static int diffs_slice_rank(const sets_ctx *s, const sweep_diffs *dl)
+{
+    gx_gf2_basis b;
+    gx_gf2_basis_init(&b);
+    for (size_t i = 0; i < dl->n && b.n < s->ns; i++)
+        gx_gf2_basis_add(&b, slice_bits(s, dl->v[i]));
+    return b.n;
+}
+
+static int sweep_target(sets_ctx *s, uint64_t toff, const uint64_t *set, gx_gf2_basis *b,
+                        int *extra, sweep_diffs *dl)
+{
+    return sweep_target_n(s, toff, set, s->es->n, b, extra, dl);
+}
+
+/* T's page sweep found the lines of T's page congruent with T (the first
+ * n_first differences): they fix which unobservable parts h (an xor on the
+ * packed slice bits) the page can have under the found table. */
+static int table_page_info(sets_ctx *s, const uint64_t *v, size_t n_first)
+{
+    const uint32_t *tab = s->ctx->slice_hash.table;
+    uint64_t nx = (uint64_t)1 << s->ns, tb = slice_bits(s, s->toff);
+    s->cong = malloc((n_first ? n_first : 1) * sizeof *s->cong);
+    s->hs = malloc((size_t)nx * sizeof *s->hs);
+    s->ncong = 0;
+    s->nh = 0;
+    if (!s->cong || !s->hs)
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    if (n_first)
+        memcpy(s->cong, v, n_first * sizeof *s->cong);
+    s->ncong = n_first;
+    s->nh = 0;
+    for (uint64_t h = 0; h < nx; h++) {
+        int one = 1;
+        for (size_t i = 0; i < n_first && one; i++)
+            one = tab[tb ^ slice_bits(s, s->cong[i]) ^ h] == tab[tb ^ h];
+        if (one)
+            s->hs[s->nh++] = (uint16_t)h;
+    }
+    return GX_OK;
+}
+
+/* An eviction set for T xor d (slice bits x): the lines of T's page
+ * congruent with T, moved by d, that stay in one slice under every possible
+ * h (a move keeps the set index of a linear one). Returns how many (<= W). */
+static uint32_t moved_set(const sets_ctx *s, uint64_t x, uint64_t d, uint64_t *set)
+{
+    const uint32_t *tab = s->ctx->slice_hash.table;
+    uint64_t tb = slice_bits(s, s->toff) ^ x;
+    uint32_t n = 0;
+    for (size_t i = 0; i < s->ncong && n < s->w; i++) {
+        int keep = s->nh > 0;
+        for (int j = 0; j < s->nh && keep; j++)
+            keep = tab[tb ^ slice_bits(s, s->cong[i]) ^ s->hs[j]] == tab[tb ^ s->hs[j]];
+        if (keep)
+            set[n++] = s->base + (s->toff ^ d ^ s->cong[i]);
+    }
+    return n;
+}
+
+/* The packed slice-bit moves x (shuffled; *xs owned by the caller) for
+ * which moved_set finds W lines. */
+static int table_moves(sets_ctx *s, uint64_t **xs_out, size_t *n_out)
+{
+    uint64_t nx = (uint64_t)1 << s->ns;
+    uint64_t *xs = malloc((size_t)nx * sizeof *xs), set[GX_EVX_MAX_WAYS];
+    *xs_out = NULL;
+    *n_out = 0;
+    if (!xs)
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    size_t nxs = 0;
+    for (uint64_t x = 1; x < nx && s->cong; x++)
+        if (moved_set(s, x, 0, set) == s->w)
+            xs[nxs++] = x;
+    gx_rng_shuffle_u64(&s->ctx->rng, xs, (uint64_t)nxs);
+    *xs_out = xs;
+    *n_out = nxs;
+    return GX_OK;
+}
+
+/* Sweeps: every eviction set of the ways stage in its own page, then T's
+ * set moved into other slices: by d whose slice bits keep every line of
+ * the set in one slice under the found table (verified by an overflow
+ * test). The differences must pin every slice direction, several times
+ * each (a vote, see fix_table_masks). */
+/* Moves inside the current page (s->base, s->toff, s->cong): sweeps for
+ * targets T xor d in other slices, at most `most` of them. */
+static int page_moves(sets_ctx *s, gx_gf2_basis *b, int *extra, sweep_diffs *dl, int most,
+                      int *swept)
+{
+    uint64_t *xs = NULL, set[GX_EVX_MAX_WAYS];
+    size_t nxs = 0;
+    int rc = table_moves(s, &xs, &nxs), done = 0;
+    for (size_t t = 0; rc == GX_OK && t < nxs && t < 12 && done < most; t++) {
+        uint64_t d = 0;
+        if (!gx_gf2_preimage(s->smask, s->ns, s->space, xs[t], &d))
+            continue;
+        if (s->k > 0)
+            d ^= span_point(s->kb, s->k, gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
+        uint32_t nset = moved_set(s, xs[t], d, set);
+        int ovf = 0;
+        double hit = 0;
+        if ((rc = gx_evx_hit_latency(&s->ev, s->base + (s->toff ^ d), 5, &hit)) != GX_OK ||
+            (rc = gx_evx_overflows(&s->ev, s->base + (s->toff ^ d), hit, set, NULL, nset, 0,
+                                   &ovf, NULL)) != GX_OK)
+            break;
+        if (!ovf)
+            continue;
+        rc = sweep_target_n(s, s->toff ^ d, set, nset, b, extra, dl);
+        done++;
+        (*swept)++;
+    }
+    free(xs);
+    return rc;
+}
+
+/* Sweeps: every eviction set of the ways stage in its own page; in each
+ * page, lines congruent with its target moved into other slices (see
+ * moved_set), until the differences pin every slice direction several
+ * times (a vote, see fix_table_masks). Leaves s->cong / s->hs of T's page
+ * (for verify_function). */
+static int table_constraints(sets_ctx *s, int *extra, sweep_diffs *dl)
 {
     *extra = 0;
-    if (s->page / s->line > ((uint64_t)1 << 16))
+    if (s->page / s->line > ((uint64_t)1 << 16) || s->ns > 14 || !s->ctx->slice_hash.table)
         return GX_OK;
-    int full = __builtin_popcountll(s->space) - rho0;
+    gx_infer *ctx = s->ctx;
     gx_gf2_basis b;
-    gx_gf2_basis_from(&b, k0, (size_t)*nk0);
-    uint64_t set[GX_EVX_MAX_WAYS];
-    int rc = GX_OK;
-    for (int t = 0; rc == GX_OK && t < 8 && b.n < full; t++) {
-        uint64_t d = t == 0 ? 0 : gx_rng_below(&s->ctx->rng, s->page / s->line) * s->line;
-        for (uint32_t i = 0; i < s->es->n; i++)
-            set[i] = s->es->lines[i] ^ d;
-        if (d) { /* the moved set must evict its moved target */
-            int ovf = 0;
-            double hit = 0;
-            if ((rc = gx_evx_hit_latency(&s->ev, s->base + (s->toff ^ d), 5, &hit)) != GX_OK ||
-                (rc = gx_evx_overflows(&s->ev, s->base + (s->toff ^ d), hit, set, NULL, s->es->n,
-                                       0, &ovf, NULL)) != GX_OK)
-                break;
-            if (!ovf)
-                continue;
+    gx_gf2_basis_init(&b);
+    int rc = GX_OK, swept = 0, pages = 0;
+    int srank = gx_gf2_rank(s->smask, (size_t)s->ns);
+    const gx_evset *es0 = s->es;
+    uint64_t base0 = s->base, toff0 = s->toff;
+    uint64_t *cong0 = NULL;
+    uint16_t *hs0 = NULL;
+    size_t ncong0 = 0;
+    int nh0 = 0;
+    uint64_t arena = gx_target_arena_bytes(ctx->t);
+    for (int e = 0; rc == GX_OK && e < ctx->n_evsets && e < GX_INFER_MAX_EVSETS && pages < 4;
+         e++) {
+        const gx_evset *es = &ctx->evsets[e];
+        uint64_t toff = es->target % s->page, base = es->target - toff;
+        if (!es->lines || es->n != s->w || base + s->page > arena)
+            continue;
+        s->es = es;
+        s->base = base;
+        s->toff = toff;
+        size_t n0 = dl->n;
+        if ((rc = sweep_target(s, toff, es->lines, &b, extra, dl)) != GX_OK)
+            break;
+        swept++;
+        pages++;
+        if ((rc = table_page_info(s, dl->v + n0, dl->n - n0)) != GX_OK)
+            break;
+        int rank_ok = swept >= 6 && diffs_slice_rank(s, dl) >= srank;
+        if (!rank_ok && (rc = page_moves(s, &b, extra, dl, 3, &swept)) != GX_OK)
+            break;
+        if (es == es0 && !cong0) { /* keep T's page */
+            cong0 = s->cong;
+            hs0 = s->hs;
+            ncong0 = s->ncong;
+            nh0 = s->nh;
+        } else {
+            free(s->cong);
+            free(s->hs);
         }
-        rc = sweep_target(s, s->toff ^ d, set, &b, extra);
+        s->cong = NULL;
+        s->hs = NULL;
     }
-    for (int i = 0; i < b.n; i++)
-        k0[i] = b.v[i];
-    *nk0 = b.n;
+    free(s->cong);
+    free(s->hs);
+    s->es = es0;
+    s->base = base0;
+    s->toff = toff0;
+    s->cong = cong0;
+    s->hs = hs0;
+    s->ncong = ncong0;
+    s->nh = nh0;
     return rc;
+}
+
+/* The masks from T's coset are right up to slice masks: the true ones are
+ * masks[r] xor sum_j c[r][j] smask[j]. Every swept difference D across
+ * slice cosets gives one equation per mask, <c[r], S(D)> = <masks[r], D>.
+ * A vote: per mask, the c that violates the fewest equations (a noisy
+ * congruence breaks one). *sure = 0 when a runner-up comes within one
+ * equation, when the best breaks too many, or when nothing crossed. */
+static void fix_table_masks(const sets_ctx *s, uint64_t *masks, int rho, const sweep_diffs *dl,
+                            int *sure, size_t *n_cross)
+{
+    *sure = 0;
+    *n_cross = 0;
+    if (s->ns > 14 || !dl->n)
+        return;
+    uint64_t *sd = malloc(dl->n * sizeof *sd);
+    uint64_t *dv = malloc(dl->n * sizeof *dv);
+    if (!sd || !dv) {
+        free(sd);
+        free(dv);
+        return;
+    }
+    size_t nc = 0;
+    for (size_t i = 0; i < dl->n; i++) {
+        uint64_t x = gx_gf2_apply(s->smask, s->ns, dl->v[i]);
+        if (x) {
+            sd[nc] = x;
+            dv[nc++] = dl->v[i];
+        }
+    }
+    *n_cross = nc;
+    int ok = nc >= (size_t)(2 * s->ns);
+    uint64_t ncand = (uint64_t)1 << s->ns;
+    for (int r = 0; ok && r < rho; r++) {
+        size_t best = (size_t)-1, second = (size_t)-1;
+        uint64_t bc = 0;
+        for (uint64_t c = 0; c < ncand; c++) {
+            size_t bad = 0;
+            for (size_t i = 0; i < nc && bad <= second; i++)
+                bad += (size_t)(gx_gf2_dot(c, sd[i]) != gx_gf2_dot(masks[r], dv[i]));
+            if (bad < best) {
+                second = best;
+                best = bad;
+                bc = c;
+            } else if (bad < second) {
+                second = bad;
+            }
+        }
+        size_t tol = nc / 20 > 2 ? nc / 20 : 2;
+        if (best > tol || second <= best + 1)
+            ok = 0;
+        for (int j = 0; j < s->ns; j++)
+            if ((bc >> j) & 1)
+                masks[r] ^= s->smask[j];
+    }
+    *sure = ok;
+    free(sd);
+    free(dv);
 }
 
 /* ---- modulo ------------------------------------------------------------------------ */
@@ -821,20 +1076,38 @@ static int verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *te
     uint8_t ev[40], want[40];
     gx_gf2_basis kb;
     gx_gf2_basis_from(&kb, s->kb, (size_t)s->k);
+    /* a table slice hash: only moves that keep the set in one slice */
+    uint64_t *xs = NULL;
+    size_t nxs = 0;
+    int tab = s->ctx->slice_hash.table && s->ns <= 14 && s->cong;
+    if (tab && table_moves(s, &xs, &nxs) != GX_OK)
+        return GX_ENOMEM;
     for (int t = 0; t < 16 && *tested < 5 && *agree; t++) {
         uint64_t d = gx_rng_below(&s->ctx->rng, s->page / s->line) * s->line;
+        if (tab) {
+            if ((size_t)t >= nxs || !gx_gf2_preimage(s->smask, s->ns, s->space, xs[t], &d))
+                break;
+            if (s->k > 0)
+                d ^= span_point(s->kb, s->k, gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
+        }
         if (gx_gf2_basis_contains(&kb, d & s->space))
             continue; /* same coset as T: that is where the function came from */
         uint64_t tt = s->toff ^ d;
-        for (uint32_t i = 0; i < s->es->n; i++)
-            set[i] = s->es->lines[i] ^ d;
+        uint32_t nset = s->es->n;
+        if (tab)
+            nset = moved_set(s, xs[t], d, set);
+        else
+            for (uint32_t i = 0; i < s->es->n; i++)
+                set[i] = s->es->lines[i] ^ d;
         int ovf = 0;
         double hit = 0;
         int rc;
         if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, s->es->n, 0, &ovf,
-                                   NULL)) != GX_OK)
+            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf,
+                                   NULL)) != GX_OK) {
+            free(xs);
             return rc;
+        }
         if (!ovf)
             continue;
         uint64_t want_idx = gx_hash_eval(h, tt);
@@ -849,14 +1122,18 @@ static int verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *te
             int dup = 0;
             for (size_t q = 0; q < n && !dup; q++)
                 dup = pts[q] == x;
+            for (uint32_t q = 0; q < nset && !dup; q++)
+                dup = set[q] == s->base + x; /* a line of the set itself */
             if (dup)
                 continue;
             pts[n] = x;
             want[n++] = (uint8_t)same;
             nin += (size_t)same;
         }
-        if ((rc = probe_offsets(s, set, s->es->n, pts, n, 8, ev)) != GX_OK)
+        if ((rc = probe_offsets(s, set, nset, pts, n, 8, ev)) != GX_OK) {
+            free(xs);
             return rc;
+        }
         size_t bad = 0;
         for (size_t i = 0; i < n; i++)
             bad += ev[i] != want[i];
@@ -864,6 +1141,7 @@ static int verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *te
         if (bad > 1)
             *agree = 0;
     }
+    free(xs);
     return GX_OK;
 }
 
@@ -890,7 +1168,7 @@ static void write_sets(gx_infer *ctx, sets_ctx *vs, uint32_t sets, const uint64_
             agree = 0;
         if (!agree)
             conf_hash = fmin(conf_hash, 0.4);
-        else if (tested == 0 && vs->k < __builtin_popcountll(vs->space))
+        else if (tested == 0 && vs->k < __builtin_popcountll(vs->space) && !vs->vote_sure)
             conf_hash = fmin(conf_hash, 0.8); /* other cosets exist, none checked */
     }
     uint64_t geom = (uint64_t)ctx->slices * sets * ctx->ways * ctx->line_bytes;
@@ -1475,8 +1753,10 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
     return pick >= 0;
 }
 
-static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_est)
+static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_est, int last,
+                       int *done)
 {
+    *done = 1;
     gx_infer *ctx = s->ctx;
     /* points: T xor span(cb). Many free bits: first drop the differences
      * that keep T's (large) class whole (they flip no value bit; z), which
@@ -1637,10 +1917,20 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         for (uint32_t r = 0; exact && r < f.m; r++)
             exact = cnt[r] + tol >= lo_n && cnt[r] <= hi_n + tol;
         free(cnt);
-        double csets = exact ? 0.95 : 0.5;
-        snprintf(how, sizeof how, "%u classes over 2^%d points; no value-mod fit", f.m, ck);
-        uint64_t none[1] = {0};
-        write_sets(ctx, s, f.m, none, 0, f.m, s->lo, s->hi, csets, 0.2, how);
+        if (!last) {
+            /* no fit: a misclassified point or two break the exact
+             * reproduction; the caller measures the partition again */
+            *done = 0;
+            if (exact)
+                s->exact_m = f.m;
+        } else {
+            /* an earlier measurement with clean counts and the same m */
+            exact = exact || (s->exact_m && s->exact_m == f.m);
+            double csets = exact ? 0.95 : 0.5;
+            snprintf(how, sizeof how, "%u classes over 2^%d points; no value-mod fit", f.m, ck);
+            uint64_t none[1] = {0};
+            write_sets(ctx, s, f.m, none, 0, f.m, s->lo, s->hi, csets, 0.2, how);
+        }
     }
     free(full.lab);
     free(f.lab);
@@ -1709,18 +1999,26 @@ int gx_stage_sets(gx_infer *ctx)
             uint64_t masks[64];
             int nd = b.n, extra = 0, rho0 = s.k - b.n;
             double hconf = 0.99;
+            sweep_diffs dl = {NULL, 0, 0};
             if (ctx->slice_hash.table) {
-                if ((rc = table_constraints(&s, rho0, d, &nd, &extra)) != GX_OK)
-                    nd = b.n;
-                /* no congruent line outside T's coset: the masks rest on
-                 * the lowest-weight choice alone */
-                hconf = extra > 0 ? 0.95 : 0.6;
+                if ((rc = table_constraints(&s, &extra, &dl)) != GX_OK)
+                    dl.n = 0;
                 rc = GX_OK;
             }
             int spare = 0;
             int rho = linear_masks(&s, d, nd, rho0, masks, &spare);
-            if (ctx->slice_hash.table && spare > 0)
-                hconf = fmin(hconf, 0.6); /* lowest weight picked among more */
+            if (ctx->slice_hash.table) {
+                /* T's coset fixes the masks up to slice masks; the sweeps'
+                 * cross-coset congruences fix the rest (by vote). Without
+                 * enough of them the masks rest on the lowest-weight choice */
+                int sure = 0;
+                size_t ncross = 0;
+                if (rho == rho0)
+                    fix_table_masks(&s, masks, rho, &dl, &sure, &ncross);
+                hconf = sure ? 0.95 : 0.6;
+                s.vote_sure = sure;
+            }
+            free(dl.v);
             char how[96];
             snprintf(how, sizeof how, "class of 2^%d in 2^%d points: XOR, %d bits%s", b.n, s.k,
                      rho0, ctx->slice_hash.table ? " (+ page sweep)" : "");
@@ -1729,12 +2027,31 @@ int gx_stage_sets(gx_infer *ctx)
             else
                 write_sets(ctx, &s, 1u << rho0, masks, rho, 0, s.lo, s.hi, 0.99, hconf, how);
         } else {
-            rc = modulo_path(&s, ct, nct, sets_est);
+            int done = 0;
+            /* no fit: the partition is measured again (a misclassified
+             * point breaks the exact reproduction); at most 3 times */
+            for (int attempt = 0; rc == GX_OK && !done && attempt < 3; attempt++) {
+                /* T's class too may hold a stray point: measured again;
+                 * the first one serves when the new one cannot be used */
+                uint64_t *ct2 = NULL;
+                size_t nct2 = 0;
+                if (attempt > 0 && class_of_target(&s, sets_est, &ct2, &nct2) != GX_OK) {
+                    free(ct2);
+                    ct2 = NULL;
+                }
+                rc = ct2 ? modulo_path(&s, ct2, nct2, sets_est, attempt == 2, &done)
+                         : modulo_path(&s, ct, nct, sets_est, attempt == 2, &done);
+                if (rc != GX_OK && ct2)
+                    rc = modulo_path(&s, ct, nct, sets_est, attempt == 2, &done);
+                free(ct2);
+            }
         }
     }
     infer_progress(ctx, "sets: %u per slice (%llu probe calls)", ctx->sets_per_slice,
                    (unsigned long long)s.probes);
     free(ct);
+    free(s.cong);
+    free(s.hs);
     gx_evx_free(&s.ev);
     return rc;
 }
