@@ -25,19 +25,7 @@ static const gx_report_row *row(const gx_report *r, const char *param)
 
 static gx_profile *discover(const char *path, uint64_t seed, gx_report *rep)
 {
-    gx_msg msg;
-    gx_target *t = NULL;
-    char spec[4200];
-    snprintf(spec, sizeof spec, "sim:%s", path);
-    if (gx_target_open(spec, seed, &t, &msg) != GX_OK)
-        fail_msg("cannot open %s: %s", spec, msg.text);
-    gx_discover_opts opts = {.only = "policy", .seed = seed, .progress = 0};
-    gx_profile *found = NULL;
-    int rc = gx_discover(t, &opts, &found, rep, &msg);
-    if (rc != GX_OK)
-        fail_msg("discover %s: %s", path, msg.text);
-    gx_target_close(t);
-    return found;
+    return gx_test_discover(path, "policy", seed, rep);
 }
 
 static void identify(const char *policy, uint64_t gen_seed)

@@ -18,19 +18,7 @@
 
 static gx_profile *discover(const char *profile_path, uint64_t seed, gx_report *rep)
 {
-    gx_msg msg;
-    gx_target *t = NULL;
-    char spec[4200];
-    snprintf(spec, sizeof spec, "sim:%s", profile_path);
-    if (gx_target_open(spec, seed, &t, &msg) != GX_OK)
-        fail_msg("cannot open %s: %s", spec, msg.text);
-    gx_discover_opts opts = {.only = "sets", .seed = seed, .progress = 0};
-    gx_profile *found = NULL;
-    int rc = gx_discover(t, &opts, &found, rep, &msg);
-    if (rc != GX_OK)
-        fail_msg("discover %s: %s", profile_path, msg.text);
-    gx_target_close(t);
-    return found;
+    return gx_test_discover(profile_path, "sets", seed, rep);
 }
 
 static void expect_field(const gx_profile *truth, const gx_profile *found, const char *field)

@@ -1,6 +1,9 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 
+#include "gpuxray/discover.h"
+#include "gpuxray/target.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,4 +68,29 @@ char *gx_test_slurp(const char *path, size_t *len)
     if (len)
         *len = n;
     return b;
+}
+
+gx_target *gx_test_open_sim(const char *profile_path, uint64_t seed)
+{
+    gx_msg msg;
+    gx_target *t = NULL;
+    char spec[4200];
+    snprintf(spec, sizeof spec, "sim:%s", profile_path);
+    if (gx_target_open(spec, seed, &t, &msg) != GX_OK)
+        fail_msg("cannot open %s: %s", spec, msg.text);
+    return t;
+}
+
+gx_profile *gx_test_discover(const char *profile_path, const char *only, uint64_t seed,
+                             gx_report *rep)
+{
+    gx_msg msg;
+    gx_target *t = gx_test_open_sim(profile_path, seed);
+    gx_discover_opts opts = {.only = only, .seed = seed, .progress = 0};
+    gx_profile *found = NULL;
+    int rc = gx_discover(t, &opts, &found, rep, &msg);
+    gx_target_close(t);
+    if (rc != GX_OK)
+        fail_msg("discover %s: %s", profile_path, msg.text);
+    return found;
 }

@@ -19,4 +19,14 @@ int gx_test_sanitizer(void);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL. */
 char *gx_test_slurp(const char *path, size_t *len);
 
+/* Open "sim:PATH" with a seed; fails the test with the target's message. */
+struct gx_target;
+struct gx_target *gx_test_open_sim(const char *profile_path, uint64_t seed);
+/* Discover PATH through the sim target (stages `only`, NULL = all); fails the
+ * test when discovery returns an error. Caller frees the profile. */
+struct gx_profile;
+struct gx_report;
+struct gx_profile *gx_test_discover(const char *profile_path, const char *only, uint64_t seed,
+                                    struct gx_report *rep);
+
 #endif
