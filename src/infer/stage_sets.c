@@ -79,6 +79,9 @@ typedef struct sets_ctx {
     uint64_t probes;           /* probe calls */
 } sets_ctx;
 
+/* measurements of a modulo partition before giving up on a value fit */
+#define SETS_MEASURES 3
+
 static int ilog2_u64(uint64_t x)
 {
     int k = 0;
@@ -1839,7 +1842,7 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
     }
     /* 3. value bits as functionals over Q, then over c-space, then masks */
     uint64_t a[SETS_MAX_N], beta = 0, alt[SETS_MAX_N];
-    int alt_ok = 1;
+    int alt_ok = 1, t_fixed = 0;
     int fitted = f.n <= SETS_MAX_N && fit_value_any(&f, a, &beta);
     for (int i = 0; fitted && i < f.n; i++) {
         uint64_t rows[64], phi = 0, mu = 0, null[64];
@@ -1878,10 +1881,27 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         rows[nr] = s->toff & s->space;
         y[nr++] = (uint8_t)((beta >> i) & 1);
         if (!gx_gf2_solve(rows, y, nr, s->space, &mu, null, &nn)) {
-            fitted = 0;
-            break;
+            /* T inside the span of the coset's differences: its constant
+             * is fixed by them; the masks without it are checked below */
+            t_fixed = 1;
+            f.mask[i] = alt[i];
+            continue;
         }
         f.mask[i] = min_weight(mu, null, nn);
+    }
+    if (fitted && t_fixed) {
+        /* the fitted constant may need a symmetry of the partition: the
+         * masks (or a step-keeping permutation of them) must reproduce T's
+         * coset as they stand */
+        int perm[SETS_MAX_N];
+        uint8_t used[SETS_MAX_N] = {0};
+        long budget = 2000;
+        uint64_t res[SETS_MAX_N];
+        fitted = alt_ok && perm_search(s, &full, alt, f.n, f.m, perm, used, 0, res, &budget);
+        if (fitted) {
+            memcpy(alt, res, (size_t)f.n * sizeof *res);
+            memcpy(f.mask, res, (size_t)f.n * sizeof *res);
+        }
     }
     /* several constants reproduce the partition in T's coset; prefer the
      * lowest-weight masks when their own constant does too */
@@ -2029,8 +2049,9 @@ int gx_stage_sets(gx_infer *ctx)
         } else {
             int done = 0;
             /* no fit: the partition is measured again (a misclassified
-             * point breaks the exact reproduction); at most 3 times */
-            for (int attempt = 0; rc == GX_OK && !done && attempt < 3; attempt++) {
+             * point breaks the exact reproduction); at most SETS_MEASURES
+             * times */
+            for (int attempt = 0; rc == GX_OK && !done && attempt < SETS_MEASURES; attempt++) {
                 /* T's class too may hold a stray point: measured again;
                  * the first one serves when the new one cannot be used */
                 uint64_t *ct2 = NULL;
@@ -2039,10 +2060,10 @@ int gx_stage_sets(gx_infer *ctx)
                     free(ct2);
                     ct2 = NULL;
                 }
-                rc = ct2 ? modulo_path(&s, ct2, nct2, sets_est, attempt == 2, &done)
-                         : modulo_path(&s, ct, nct, sets_est, attempt == 2, &done);
+                rc = ct2 ? modulo_path(&s, ct2, nct2, sets_est, attempt == SETS_MEASURES - 1, &done)
+                         : modulo_path(&s, ct, nct, sets_est, attempt == SETS_MEASURES - 1, &done);
                 if (rc != GX_OK && ct2)
-                    rc = modulo_path(&s, ct, nct, sets_est, attempt == 2, &done);
+                    rc = modulo_path(&s, ct, nct, sets_est, attempt == SETS_MEASURES - 1, &done);
                 free(ct2);
             }
         }
