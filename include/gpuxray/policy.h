@@ -75,8 +75,9 @@ const char *gx_policy_candidate(size_t i);
  * ways whose initial arrangement is unknown (as on real hardware): the same
  * canonical spec; QLRU variants that differ only in R0 / R2 (mirror images:
  * leftmost vs rightmost victim among the oldest); lru, plru and mru at 2
- * ways or fewer (all keep exactly the most recent line); any two policies at
- * 1 way. 0 otherwise, or when a spec does not parse. */
+ * ways or fewer (all keep exactly the most recent line); deterministic
+ * policies with identical outcomes on long random sequences at 4 ways or
+ * fewer; any two policies at 1 way. 0 otherwise, or when a spec does not parse. */
 int gx_policy_equivalent(const char *a, const char *b, uint32_t ways);
 
 /* Convenience: a single simulated set (for tests and for policy inference).
