@@ -37,7 +37,12 @@
  *   Noise: a robust stabilizer and a majority label per coset of it.
  * - Slice directions of the masks: measured in the coset T xor e (its xor on
  *   the packed bits), up to a bit permutation that keeps |2^i mod m|; lifts
- *   that fit alike are told apart by probing where they disagree.
+ *   that fit alike are told apart by probing where they disagree. Under a
+ *   table slice hash the eviction sets of T xor e are reduced inside their
+ *   slice (a moved set does not keep a modulo congruence), the lift is tried
+ *   in every frame that fits T's coset alike (equal-step permutations, g x L
+ *   functionals; at most 10 lifts), and kept only when a check ACROSS slice
+ *   cosets of one slice passes; otherwise flagged (0.6).
  * - Cross-check: slices x sets x ways x line against the levels' capacity.
  *
  * Notes: needs stage 4's eviction sets (same arena) and stage 5's slice hash.
@@ -57,6 +62,8 @@
 #define SETS_MAX_N 14
 #define SETS_MAX_CLASSES 4096
 #define SETS_CAP_TOL 0.125
+#define SETS_EC_MAX 32
+#define SETS_LIFT_TRIES 10
 
 typedef struct sets_ctx {
     gx_infer *ctx;
@@ -77,6 +84,13 @@ typedef struct sets_ctx {
     int vote_sure;             /* table hash: cross-coset congruences pinned the masks */
     uint32_t exact_m;          /* modulo: class count of an earlier clean measurement */
     uint64_t probes;           /* probe calls */
+    /* table slice hash, modulo: eviction sets reduced per in-page target
+     * (slice_evset), reused by every frame that the lift tries */
+    uint64_t ec_t[SETS_EC_MAX];
+    uint32_t ec_n[SETS_EC_MAX];
+    uint64_t ec_set[SETS_EC_MAX][GX_EVX_MAX_WAYS];
+    int n_ec;
+    int lift_tries;            /* frames lifted so far (bounded: each costs probes) */
 } sets_ctx;
 
 /* measurements of a modulo partition before giving up on a value fit */
@@ -1487,8 +1501,18 @@ static int partition_stabilizer(mod_fit *f, uint64_t *out)
 
 /* Do address masks (value mod m) reproduce the measured partition of the
  * points T xor span(full->q)? */
+static int masks_reproduce_c(const sets_ctx *s, const mod_fit *full, const uint64_t *masks,
+                             int n, uint32_t m, uint64_t c0);
+
 static int masks_reproduce(const sets_ctx *s, const mod_fit *full, const uint64_t *masks, int n,
                            uint32_t m)
+{
+    return masks_reproduce_c(s, full, masks, n, m, 0);
+}
+
+/* As masks_reproduce, with c0 xored into the packed bits. */
+static int masks_reproduce_c(const sets_ctx *s, const mod_fit *full, const uint64_t *masks,
+                             int n, uint32_t m, uint64_t c0)
 {
     size_t np = (size_t)1 << full->n;
     int32_t *map = malloc(2 * (size_t)(m > full->m ? m : full->m) * sizeof *map);
@@ -1500,7 +1524,7 @@ static int masks_reproduce(const sets_ctx *s, const mod_fit *full, const uint64_
     int ok = 1;
     for (size_t c = 0; c < np && ok; c++) {
         uint64_t x = s->toff ^ span_point(full->q, full->n, c);
-        int32_t g = (int32_t)(gx_gf2_apply(masks, n, x) % m), l = full->lab[c];
+        int32_t g = (int32_t)((gx_gf2_apply(masks, n, x) ^ c0) % m), l = full->lab[c];
         if (map[l] < 0 && inv[g] < 0) {
             map[l] = g;
             inv[g] = l;
@@ -1606,6 +1630,143 @@ static int discriminate(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n
     return GX_OK;
 }
 
+/* A table slice hash, a modulo set index: an eviction set for the in-page
+ * line tt, reduced from the page's lines that lie in tt's slice under every
+ * possible h (a moved set does not keep a modulo congruence). *nset = 0
+ * when no verified set came out. */
+static int slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset)
+{
+    *nset = 0;
+    for (int i = 0; i < s->n_ec; i++)
+        if (s->ec_t[i] == tt) {
+            *nset = s->ec_n[i];
+            memcpy(set, s->ec_set[i], (size_t)*nset * sizeof *set);
+            return GX_OK;
+        }
+    const uint32_t *tab = s->ctx->slice_hash.table;
+    uint64_t nl = s->page / s->line, tb = slice_bits(s, tt);
+    uint64_t *pool = malloc((size_t)nl * sizeof *pool);
+    if (!pool)
+        return gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
+    size_t np = 0;
+    for (uint64_t i = 0; i < nl && s->nh > 0; i++) {
+        uint64_t x = i * s->line, sb = slice_bits(s, x);
+        int same = x != tt;
+        for (int j = 0; j < s->nh && same; j++)
+            same = tab[sb ^ s->hs[j]] == tab[tb ^ s->hs[j]];
+        if (same)
+            pool[np++] = s->base + x;
+    }
+    gx_rng_shuffle_u64(&s->ctx->rng, pool, (uint64_t)np);
+    gx_evx_result res;
+    memset(&res, 0, sizeof res);
+    int rc = np > s->w ? gx_evx_find(&s->ev, s->base + tt, pool, np, &res) : GX_EUNSURE;
+    free(pool);
+    if (rc == GX_EUNSURE)
+        return GX_OK;
+    if (rc != GX_OK)
+        return rc;
+    if (res.verified && res.n == s->w) {
+        memcpy(set, res.lines, (size_t)res.n * sizeof *set);
+        *nset = res.n;
+    }
+    if (s->n_ec < SETS_EC_MAX) { /* failures too: not tried again */
+        s->ec_t[s->n_ec] = tt;
+        s->ec_n[s->n_ec] = *nset;
+        memcpy(s->ec_set[s->n_ec++], set, (size_t)*nset * sizeof *set);
+    }
+    return GX_OK;
+}
+
+/* A table slice hash: sweep T's page against T's eviction set once, which
+ * gives the lines of the page congruent with T and the page's possible
+ * unobservable slice parts (s->cong, s->hs: for moved_set). */
+static int table_page_sweep(sets_ctx *s)
+{
+    if (s->cong || !s->ctx->slice_hash.table || s->ns > 14 ||
+        s->page / s->line > ((uint64_t)1 << 16))
+        return GX_OK;
+    gx_gf2_basis b;
+    gx_gf2_basis_init(&b);
+    int extra = 0;
+    sweep_diffs dl = {NULL, 0, 0};
+    int rc = sweep_target(s, s->toff, s->es->lines, &b, &extra, &dl);
+    if (rc == GX_OK)
+        rc = table_page_info(s, dl.v, dl.n);
+    free(dl.v);
+    return rc;
+}
+
+/* A table slice hash puts several slice cosets in one slice: check the
+ * modulo function ACROSS them. Targets T xor d in other slices (sets moved
+ * inside the page, verified by an overflow test), probed at lines of OTHER
+ * slice cosets that lie in the target's slice under every possible h, half
+ * of them predicted congruent. *tested = targets with at least 2 predicted
+ * congruent points; *agree = 0 when one of them had more than one wrong
+ * answer. */
+static int verify_cross_cosets(sets_ctx *s, const uint64_t *masks, int n, uint32_t m,
+                               int *tested, int *agree)
+{
+    *tested = 0;
+    *agree = 1;
+    if (!s->cong || s->nh == 0)
+        return GX_OK;
+    const uint32_t *tab = s->ctx->slice_hash.table;
+    uint64_t set[GX_EVX_MAX_WAYS], pts[40];
+    uint8_t ev[40], want[40];
+    uint64_t nl = s->page / s->line;
+    int rc = GX_OK;
+    for (int t = 0; rc == GX_OK && t < 8 && *tested < 4 && *agree; t++) {
+        uint64_t tt = gx_rng_below(&s->ctx->rng, nl) * s->line, tb = slice_bits(s, tt);
+        uint32_t nset = 0;
+        if (tb == slice_bits(s, s->toff) || (rc = slice_evset(s, tt, set, &nset)) != GX_OK ||
+            nset == 0)
+            continue;
+        uint32_t want_v = mod_value(masks, n, tt, 0, m);
+        size_t np = 0, nin = 0;
+        uint64_t start = gx_rng_below(&s->ctx->rng, nl);
+        for (uint64_t i = 0; i < nl && np < 40; i++) {
+            uint64_t x = ((start + i) % nl) * s->line, sb = slice_bits(s, x);
+            if (x == tt || sb == tb)
+                continue; /* other slice cosets only */
+            int same_slice = 1;
+            for (int j = 0; j < s->nh && same_slice; j++)
+                same_slice = tab[sb ^ s->hs[j]] == tab[tb ^ s->hs[j]];
+            if (!same_slice)
+                continue;
+            int same = mod_value(masks, n, x, 0, m) == want_v, dup = 0;
+            if ((same && nin >= 20) || (!same && np - nin >= 20))
+                continue;
+            for (uint32_t q = 0; q < nset && !dup; q++)
+                dup = set[q] == s->base + x;
+            if (dup)
+                continue;
+            pts[np] = x;
+            want[np++] = (uint8_t)same;
+            nin += (size_t)same;
+        }
+        if (nin < 2)
+            continue;
+        int ovf = 0;
+        double hit = 0;
+        if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
+            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf,
+                                   NULL)) != GX_OK)
+            break;
+        if (!ovf)
+            continue;
+        if ((rc = probe_offsets(s, set, nset, pts, np, 1, ev)) != GX_OK)
+            break;
+        size_t bad = 0;
+        for (size_t i = 0; i < np; i++)
+            bad += ev[i] != want[i];
+        (*tested)++;
+        if (bad > 1)
+            *agree = 0;
+    }
+    return rc;
+}
+
 /* The masks fitted in T's coset say nothing about the slice directions
  * (a complement e_j of K): there each adds an unknown xor delta_j to the
  * packed bits. Measure it: target T^e_j with the eviction set moved by
@@ -1628,12 +1789,17 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
     int ok = 1;
     for (int j = 0; j < ne && ok; j++) {
         uint64_t tt = s->toff ^ e[j];
-        for (uint32_t i = 0; i < s->es->n; i++)
-            set[i] = s->es->lines[i] ^ e[j];
+        uint32_t nset = s->es->n;
+        if (s->cong) { /* a table slice hash: a set reduced inside tt's slice */
+            if (slice_evset(s, tt, set, &nset) != GX_OK)
+                nset = 0;
+        } else
+            for (uint32_t i = 0; i < s->es->n; i++)
+                set[i] = s->es->lines[i] ^ e[j];
         int ovf = 0;
         double hit = 0;
-        if (gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit) != GX_OK ||
-            gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, s->es->n, 0, &ovf, NULL) !=
+        if (nset == 0 || gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit) != GX_OK ||
+            gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf, NULL) !=
                 GX_OK || !ovf) {
             ok = 0;
             break;
@@ -1646,7 +1812,10 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
             for (int tries = 0; tries < 4000 && np < 32; tries++) {
                 uint64_t x = tt ^ span_point(s->kb, s->k,
                                              gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
-                if (x == tt)
+                int dup = x == tt;
+                for (uint32_t q = 0; q < nset && !dup; q++)
+                    dup = set[q] == s->base + x; /* a line of the set itself */
+                if (dup)
                     continue;
                 /* after the first round: mostly points the leader calls congruent */
                 if (round > 0 && tries < 3000 && np < 24 &&
@@ -1654,7 +1823,7 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
                     continue;
                 pts[np++] = x;
             }
-            if (probe_offsets(s, set, s->es->n, pts, np, 8, ev) != GX_OK) {
+            if (probe_offsets(s, set, nset, pts, np, s->cong ? 1 : 8, ev) != GX_OK) {
                 ok = 0;
                 break;
             }
@@ -1754,6 +1923,99 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
         return 0;
     memcpy(out, alts[pick], (size_t)n * sizeof *out);
     return pick >= 0;
+}
+
+/* A table slice hash: lift in the frame pm, then check across slice
+ * cosets (verify_cross_cosets: at least 3 targets, every one right). */
+static int lift_checked(sets_ctx *s, const mod_fit *full, const uint64_t *pm, int n, uint32_t m,
+                        uint64_t *out)
+{
+    int xt = 0, xagree = 0;
+    if (s->lift_tries++ >= SETS_LIFT_TRIES || !lift_by_cosets(s, full, pm, n, m, out))
+        return 0;
+    if (verify_cross_cosets(s, out, n, m, &xt, &xagree) != GX_OK)
+        return 0;
+    return xt >= 3 && xagree;
+}
+
+/* A table slice hash: the lift reads other cosets in the fitted frame,
+ * which may be the true one composed with a symmetry of T's coset (a
+ * permutation of bits of equal step |2^i mod m|, with a constant). Try the
+ * other frames (those that reproduce T's coset with some constant), at
+ * most 24, until one lifts. */
+static int lift_frames(sets_ctx *s, const mod_fit *full, const uint64_t *fm, int n, uint32_t m,
+                       int *perm, uint8_t *used, int i, int *tries, uint64_t *out)
+{
+    if (*tries >= 24)
+        return 0;
+    if (i == n) {
+        uint64_t pm[SETS_MAX_N];
+        int ident = 1;
+        for (int r = 0; r < n; r++) {
+            pm[r] = fm[perm[r]];
+            ident &= perm[r] == r;
+        }
+        if (ident)
+            return 0; /* the fitted frame itself was tried */
+        int rep = 0;
+        for (uint64_t c = 0; c < ((uint64_t)1 << n) && !rep; c++)
+            rep = masks_reproduce_c(s, full, pm, n, m, c);
+        if (!rep)
+            return 0;
+        (*tries)++;
+        return lift_checked(s, full, pm, n, m, out);
+    }
+    uint64_t ki = ((uint64_t)1 << i) % m;
+    ki = ki < m - ki ? ki : m - ki;
+    for (int j = 0; j < n; j++) {
+        uint64_t kj = ((uint64_t)1 << j) % m;
+        kj = kj < m - kj ? kj : m - kj;
+        if (used[j] || kj != ki)
+            continue;
+        used[j] = 1;
+        perm[i] = j;
+        int r = lift_frames(s, full, fm, n, m, perm, used, i + 1, tries, out);
+        used[j] = 0;
+        if (r)
+            return 1;
+    }
+    return 0;
+}
+
+/* A table slice hash: the fitted masks may differ from the true ones, on
+ * T's coset, by g * L (an xor pattern g on the value bits times a linear
+ * functional L of the coset) that leaves T's partition as it is and shows
+ * only in other cosets. Try such frames (at most 16) until one lifts. */
+static int lift_functionals(sets_ctx *s, const mod_fit *full, const uint64_t *fm, int n,
+                            uint32_t m, uint64_t *out)
+{
+    if (full->n > 12 || n > 8)
+        return 0;
+    int tries = 0;
+    for (uint64_t L = 1; L < ((uint64_t)1 << full->n) && tries < 16; L++) {
+        uint64_t l = 0, rows[64];
+        uint8_t y[64];
+        for (int j = 0; j < full->n; j++) {
+            rows[j] = full->q[j];
+            y[j] = (uint8_t)(L >> j & 1);
+        }
+        if (!gx_gf2_solve(rows, y, (size_t)full->n, s->space, &l, NULL, NULL))
+            continue;
+        for (uint64_t g = 1; g < ((uint64_t)1 << n) && tries < 16; g++) {
+            uint64_t pm[SETS_MAX_N];
+            for (int i = 0; i < n; i++)
+                pm[i] = fm[i] ^ ((g >> i & 1) ? l : 0);
+            int rep = 0;
+            for (uint64_t c = 0; c < ((uint64_t)1 << n) && !rep; c++)
+                rep = masks_reproduce_c(s, full, pm, n, m, c);
+            if (!rep)
+                continue;
+            tries++;
+            if (lift_checked(s, full, pm, n, m, out))
+                return 1;
+        }
+    }
+    return 0;
 }
 
 static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_est, int last,
@@ -1907,17 +2169,42 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
      * lowest-weight masks when their own constant does too */
     if (fitted && alt_ok && masks_reproduce(s, &full, alt, f.n, f.m))
         memcpy(f.mask, alt, (size_t)f.n * sizeof *alt);
-    /* the slice directions: measured, when the slice hash has any */
-    if (fitted && s->ns > 0 && lift_by_cosets(s, &full, f.mask, f.n, f.m, alt))
+    /* a table slice hash: T's page swept once (sets moved inside it) */
+    int lifted = 0;
+    if (fitted && s->ns > 0 && ctx->slice_hash.table && (rc = table_page_sweep(s)) != GX_OK) {
+        free(full.lab);
+        free(f.lab);
+        return rc;
+    }
+    /* the slice directions: measured, when the slice hash has any. A
+     * table slice hash: the lift must also hold across slice cosets, in
+     * the fitted frame or another one that fits T's coset alike */
+    if (fitted && s->ns > 0 && ctx->slice_hash.table && s->cong) {
+        int perm[SETS_MAX_N], tries = 0;
+        uint8_t used[SETS_MAX_N] = {0};
+        if (lift_checked(s, &full, f.mask, f.n, f.m, alt) ||
+            lift_frames(s, &full, f.mask, f.n, f.m, perm, used, 0, &tries, alt) ||
+            lift_functionals(s, &full, f.mask, f.n, f.m, alt)) {
+            memcpy(f.mask, alt, (size_t)f.n * sizeof *alt);
+            lifted = 1;
+        }
+    } else if (fitted && s->ns > 0 && lift_by_cosets(s, &full, f.mask, f.n, f.m, alt)) {
         memcpy(f.mask, alt, (size_t)f.n * sizeof *alt);
+        lifted = 1;
+    }
     char how[96];
     if (fitted) {
-        /* a table slice hash puts several slice cosets in one slice; their
-         * relative labels are not measured: flagged (docs: known gaps) */
+        /* a table slice hash puts several slice cosets in one slice: their
+         * relative labels count only when checked across cosets (at least
+         * two targets, every one right); otherwise flagged */
+        int cross_ok = lifted && ctx->slice_hash.table && s->cong;
+        double ch = !ctx->slice_hash.table ? 0.95 : cross_ok ? 0.95 : 0.6;
         snprintf(how, sizeof how, "%u classes over 2^%d points, %d value bits mod %u%s", f.m, ck,
-                 f.n, f.m, ctx->slice_hash.table ? " (table slices: unchecked)" : "");
-        write_sets(ctx, s, f.m, f.mask, f.n, f.m, s->lo, s->hi, 0.95,
-                   ctx->slice_hash.table ? 0.6 : 0.95, how);
+                 f.n, f.m,
+                 !ctx->slice_hash.table ? "" : cross_ok ? " (table slices: cross-checked)"
+                                                        : " (table slices: unchecked)");
+        s->vote_sure = ctx->slice_hash.table && cross_ok;
+        write_sets(ctx, s, f.m, f.mask, f.n, f.m, s->lo, s->hi, 0.95, ch, how);
     } else {
         /* the count is exact when every point was classified right; the
          * function may use bits above the page, which no experiment in one
