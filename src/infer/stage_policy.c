@@ -65,6 +65,7 @@
 #define POL_MAX_RUNS ((POL_BASE_PROGS + POL_ACTIVE) * POL_RUNS + POL_STAT_PROGS * POL_RUNS_STAT)
 #define POL_MAX_U (2 * GX_EVX_MAX_WAYS + 1)
 #define POL_AGREE 0.99
+#define POL_AGREE_CLEAN 0.995 /* below: a randomized candidate that fits may be the truth */
 #define POL_EPS 0.01
 #define POL_CLOSE_LL 20.0
 #define POL_STALE_ID 100000u
@@ -843,6 +844,11 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
         }
         margin = runner >= 0 ? sc[best].ll - sc[runner].ll : 100;
         conf = margin >= POL_CLOSE_LL ? 0.99 : margin >= 6 ? 0.9 : 0.5;
+        /* a slightly random policy (plru-rand:P at few ways) looks like its
+         * deterministic base with a few disagreements: when a randomized
+         * candidate fits the hit rates too, do not claim the base */
+        if (sc[best].agree < POL_AGREE_CLEAN && rb >= 0 && plausible_random(d, &sc[rb]))
+            conf = fmin(conf, 0.5);
     } else if (rb >= 0 && plausible_random(d, &sc[rb])) {
         /* randomized: runs disagree with each other, hit rates decide */
         chosen = rb;
