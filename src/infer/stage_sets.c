@@ -1921,8 +1921,10 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
     int pick = 0;
     if (nalt > 1 && discriminate(s, alts, nalt, n, m, &pick) != GX_OK)
         return 0;
+    if (pick < 0) /* the probes could not tell the alternatives apart */
+        return 0;
     memcpy(out, alts[pick], (size_t)n * sizeof *out);
-    return pick >= 0;
+    return 1;
 }
 
 /* A table slice hash: lift in the frame pm, then check across slice
