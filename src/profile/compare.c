@@ -366,18 +366,21 @@ static int gmap_check(gmap *m, uint64_t key, uint64_t val)
     }
 }
 
-/* Is there a bijection within groups with found labels F(fb ^ c)? */
-static uint64_t label_mod_g; /* set per compare (single-threaded), see hash_job.label_mod */
+/* A found label reduced modulo `mod` when mod > 0 (hash_job.label_mod). */
+static uint64_t found_class(const gx_hash_fn *h, uint64_t bits, uint64_t mod)
+{
+    uint64_t f = found_label(h, bits);
+    return mod ? f % mod : f;
+}
 
+/* Is there a bijection within groups with found labels F(fb ^ c) (mod `mod`)? */
 static int exact_with_offset(const sample *s, const uint64_t *fb, size_t n, const gx_hash_fn *fh,
-                             uint64_t c, gmap *m1, gmap *m2)
+                             uint64_t mod, uint64_t c, gmap *m1, gmap *m2)
 {
     m1->cur++;
     m2->cur++;
     for (size_t i = 0; i < n; i++) {
-        uint64_t f = found_label(fh, fb[i] ^ c);
-        if (label_mod_g)
-            f %= label_mod_g;
+        uint64_t f = found_class(fh, fb[i] ^ c, mod);
         if (!gmap_check(m1, (s[i].g << 32) ^ s[i].t, f) ||
             !gmap_check(m2, (s[i].g << 32) ^ f, s[i].t))
             return 0;
@@ -430,16 +433,14 @@ static double hash_disagreement(const hash_job *j)
                 s[i].t %= j->label_mod;
             s[i].g = j->group_by ? gx_hash_eval(j->group_by, pa) : 0;
             fb[i] = gx_hash_bits(j->found, pa);
-            s[i].f = found_label(j->found, fb[i]);
-            if (j->label_mod)
-                s[i].f %= j->label_mod;
+            s[i].f = found_class(j->found, fb[i], j->label_mod);
         }
-        if (exact_with_offset(s, fb, n, j->found, 0, &m1, &m2))
+        if (exact_with_offset(s, fb, n, j->found, j->label_mod, 0, &m1, &m2))
             continue;
         int fixed = 0;
         if (j->offset_search && nf <= 16) {
             for (uint64_t c = 1; c < ((uint64_t)1 << nf) && !fixed; c++)
-                fixed = exact_with_offset(s, fb, n, j->found, c, &m1, &m2);
+                fixed = exact_with_offset(s, fb, n, j->found, j->label_mod, c, &m1, &m2);
         }
         if (!fixed)
             bad_total += disagreeing(s, n, ok);
@@ -539,9 +540,7 @@ static void cmp_hash(gx_compare_result *r, const char *field, const gx_profile *
      * slices/partitions (docs/profile-format.md). */
     if (!is_set && t->l2.topology == GX_TOPO_NEAR_FAR && t->l2.partitions > 1 && t->l2.slices)
         j.label_mod = t->l2.slices / t->l2.partitions;
-    label_mod_g = j.label_mod;
     double d = hash_disagreement(&j);
-    label_mod_g = 0;
     if (d < 0) {
         *err = GX_ENOMEM;
         return;
