@@ -610,6 +610,21 @@ typedef struct mod_fit {
     int ok;
 } mod_fit;
 
+/* Renumber class labels lab[0..np) (each < m) to 0..k-1 in order of first
+ * appearance; map is scratch of m entries. Returns k. */
+static uint32_t renumber_labels(int32_t *lab, size_t np, int32_t *map, uint32_t m)
+{
+    for (uint32_t r = 0; r < m; r++)
+        map[r] = -1;
+    int32_t next = 0;
+    for (size_t c = 0; c < np; c++) {
+        if (map[lab[c]] < 0)
+            map[lab[c]] = next++;
+        lab[c] = map[lab[c]];
+    }
+    return (uint32_t)next;
+}
+
 /* A probe that spared a congruent line once makes it the first member of
  * a new class: classes of less than half the typical size are tried
  * against the oracles of the others and merged where they belong. */
@@ -660,15 +675,7 @@ static int merge_small_classes(sets_ctx *s, mod_fit *f, const uint64_t *offs,
         if (!map) {
             rc = gx_fail(s->ctx->msg, GX_ENOMEM, "sets: out of memory");
         } else {
-            for (uint32_t r = 0; r < m; r++)
-                map[r] = -1;
-            int32_t next = 0;
-            for (size_t c = 0; c < np; c++) {
-                if (map[f->lab[c]] < 0)
-                    map[f->lab[c]] = next++;
-                f->lab[c] = map[f->lab[c]];
-            }
-            f->m = (uint32_t)next;
+            f->m = renumber_labels(f->lab, np, map, m);
             free(map);
         }
     }
@@ -1483,15 +1490,7 @@ static int partition_stabilizer(mod_fit *f, uint64_t *out)
                 done[x] = 1;
             }
         }
-        for (uint32_t r = 0; r < f->m; r++)
-            map[r] = -1;
-        int32_t next = 0;
-        for (size_t c = 0; c < np; c++) {
-            if (map[f->lab[c]] < 0)
-                map[f->lab[c]] = next++;
-            f->lab[c] = map[f->lab[c]];
-        }
-        f->m = (uint32_t)next;
+        f->m = renumber_labels(f->lab, np, map, f->m);
     }
     free(vote);
     free(map);
