@@ -15,16 +15,7 @@
 
 static gx_target *open_seed(uint64_t seed)
 {
-    char spec[4200];
-    snprintf(spec, sizeof spec, "sim:%s", gx_test_path(SEED_PROFILE));
-    gx_target *t = NULL;
-    gx_msg m;
-    gx_msg_clear(&m);
-    int rc = gx_target_open(spec, seed, &t, &m);
-    if (rc != GX_OK)
-        print_error("open %s: %s\n", spec, m.text);
-    assert_int_equal(rc, GX_OK);
-    return t;
+    return gx_test_open_sim(gx_test_path(SEED_PROFILE), seed);
 }
 
 /* A random cyclic walk over the lines of the first `bytes` of the arena. */
