@@ -141,6 +141,39 @@ static void test_prime_probe(void **state)
     gx_target_close(t);
 }
 
+/* prime_probe with rounds: prime-only calls, rounds counted in the cost,
+ * only the probes counted as serial accesses, bad rounds refused. */
+static void test_prime_rounds(void **state)
+{
+    (void)state;
+    gx_target *t = open_seed(5);
+    gx_msg m;
+    gx_msg_clear(&m);
+    assert_int_equal(gx_target_arena(t, 8 << 20, &m), GX_OK);
+    uint64_t prime[32], probe[2] = {0, 64 * 1024};
+    for (int i = 0; i < 32; i++)
+        prime[i] = (uint64_t)i * 1024;
+    gx_target_stats a, b;
+    gx_target_get_stats(t, &a);
+    assert_int_equal(gx_target_prime_probe_rounds(t, prime, 32, 3, NULL, 0, 0, NULL, &m), GX_OK);
+    gx_target_get_stats(t, &b);
+    assert_int_equal(b.accesses - a.accesses, 96);
+    assert_int_equal(b.serial_accesses - a.serial_accesses, 0);
+    assert_int_equal(b.calls - a.calls, 1);
+    double cyc[2];
+    assert_int_equal(gx_target_prime_probe_rounds(t, NULL, 0, 1, probe, 2, 0, cyc, &m), GX_OK);
+    assert_true(cyc[0] < 330); /* primed by the prime-only call */
+    assert_true(cyc[1] > 330); /* never touched */
+    gx_target_get_stats(t, &a);
+    assert_int_equal(a.serial_accesses - b.serial_accesses, 2);
+    assert_int_equal(gx_target_prime_probe_rounds(t, prime, 32, 0, probe, 1, 0, cyc, &m),
+                     GX_EINVAL);
+    assert_int_equal(gx_target_prime_probe_rounds(t, NULL, 0, 1, NULL, 0, 0, NULL, &m), GX_EINVAL);
+    assert_int_equal(gx_target_prime_probe_rounds(t, prime, 32, 1, probe, 1, 0, NULL, &m),
+                     GX_EINVAL);
+    gx_target_close(t);
+}
+
 static void test_bad_requests(void **state)
 {
     (void)state;
@@ -239,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_chase_levels),
         cmocka_unit_test(test_seq),
         cmocka_unit_test(test_prime_probe),
+        cmocka_unit_test(test_prime_rounds),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_arenas_fresh_frames),
         cmocka_unit_test(test_same_seed_same_numbers),

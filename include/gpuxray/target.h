@@ -53,6 +53,9 @@ typedef struct gx_chase_req {
 typedef struct gx_target_stats {
     uint64_t calls;    /* primitive calls */
     uint64_t accesses; /* memory accesses issued */
+    uint64_t serial_accesses; /* of those, made one after another by one thread (chase, seq,
+                                 probes): on a GPU each costs a full latency, so these set the
+                                 wall time; prime accesses run in parallel */
     double seconds;    /* wall time spent inside primitives */
 } gx_target_stats;
 
@@ -80,6 +83,15 @@ int gx_target_seq(gx_target *t, const gx_seq_op *ops, size_t n, uint32_t sm, dou
 int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
                           const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
                           gx_msg *msg);
+
+/* prime_probe with the prime repeated: many threads touch every prime
+ * offset once per round (order within a round not guaranteed; a round
+ * completes before the next starts), `rounds` rounds, then one thread on SM
+ * `sm` times each probe in order. n_probe may be 0 (prime only: cycles may
+ * then be NULL). rounds >= 1. */
+int gx_target_prime_probe_rounds(gx_target *t, const uint64_t *prime, size_t n_prime,
+                                 uint32_t rounds, const uint64_t *probe, size_t n_probe,
+                                 uint32_t sm, double *cycles, gx_msg *msg);
 
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s);
 

@@ -245,14 +245,15 @@ extern "C" __global__ void __launch_bounds__(GX_SEQ_THREADS)
 }
 
 /* All threads of the block on SM want_smid load the prime offsets (any
- * order, ld.global.cg), wait for every value, synchronise; then thread 0
- * times each probe in order, each address dependent on the last value.
- * Probe offsets (and prime offsets when prime_in_smem) are copied to shared
- * memory before the prime, so reading them does not touch L2 afterwards. */
+ * order, ld.global.cg), `rounds` times over, each round ending with every
+ * value consumed and a block barrier; then thread 0 times each probe in
+ * order, each address dependent on the last value. Probe offsets (and prime
+ * offsets when prime_in_smem) are copied to shared memory before the prime,
+ * so reading them does not touch L2 afterwards. */
 extern "C" __global__ void __launch_bounds__(GX_PP_THREADS)
     gx_prime_probe(char *base, const u64 *prime, u64 n_prime, unsigned prime_in_smem,
-                   const u64 *probe, u64 n_probe, unsigned want_smid, u64 linger, u64 zero,
-                   u64 budget, u64 *res, unsigned *cycles_out, u64 ticket)
+                   unsigned rounds, const u64 *probe, u64 n_probe, unsigned want_smid,
+                   u64 linger, u64 zero, u64 budget, u64 *res, unsigned *cycles_out, u64 ticket)
 {
     extern __shared__ u64 gx_smem[];
     volatile u64 *hdr = gx_smem;
@@ -271,18 +272,22 @@ extern "C" __global__ void __launch_bounds__(GX_PP_THREADS)
     __syncthreads();
     const u64 t_begin = gx_clock();
     u64 acc = 0, done = 0;
-    for (u64 i = threadIdx.x; i < n_prime; i += blockDim.x) {
-        const u64 off = prime_in_smem ? s_prime[i] : prime[i];
-        acc += gx_ld_cg(base + off);
-        done++;
-        if ((done & 15) == 0 && gx_clock() - t_begin > budget) {
-            hdr[2] = 1;
-            break;
+    for (unsigned r = 0; r < rounds; r++) {
+        for (u64 i = threadIdx.x; i < n_prime; i += blockDim.x) {
+            const u64 off = prime_in_smem ? s_prime[i] : prime[i];
+            acc += gx_ld_cg(base + off);
+            done++;
+            if ((done & 15) == 0 && gx_clock() - t_begin > budget) {
+                hdr[2] = 1;
+                break;
+            }
         }
+        if ((acc & zero) != 0) /* never true: every load of the round completes first */
+            hdr[3] = acc;
+        __syncthreads();
+        if (hdr[2])
+            break;
     }
-    if ((acc & zero) != 0) /* never true: makes every prime load complete */
-        hdr[3] = acc;
-    __syncthreads();
     if (threadIdx.x != 0)
         return;
     u64 prev = 0, status = hdr[2] ? GX_ST_TIMEOUT : GX_ST_OK, i = 0;

@@ -24,7 +24,8 @@
  *   shared memory (ops + per-op cycles); the cache state carries over
  *   between chunk launches (a launch touches a few lines of its own).
  * - prime_probe: one block of GX_PP_THREADS threads on the wanted SM loads
- *   the prime set, then thread 0 times the probes. Prime offsets that do not
+ *   the prime set `rounds` times (a block barrier after each round), then
+ *   thread 0 times the probes. Prime offsets that do not
  *   fit in shared memory are read from device memory during the prime (one
  *   extra line per 16 prime offsets passes through L2). Probes beyond one
  *   launch's capacity run in further launches without prime.
@@ -77,6 +78,8 @@ typedef struct cuda_target {
     uint32_t sm_count;
     uint32_t *smid_map;     /* logical SM -> %smid */
     uint32_t pin_smem;      /* dynamic shared memory of every probe block */
+    uint32_t pp_smem;       /* prime_probe's: all an SM allows a block (>= pin_smem), so
+                               large prime sets stay in shared memory */
     int one_block_per_sm;   /* pin_smem keeps a second block off an SM */
     uint32_t pp_threads;
     double clock_hz;
@@ -241,9 +244,10 @@ static const uint32_t *out_cycles(const cuda_target *c)
 /* Launch a pinned kernel until the block on SM `sm` ran it; then h_out
  * holds its result slots and n_cycles cycle values. *linger, *smid and
  * *ticket point into the kernel's parameters. */
-static int run_pinned(cuda_target *c, CUfunction f, const char *name, unsigned threads, uint32_t sm,
-                      void **params, uint64_t *linger, uint32_t *smid, uint64_t *ticket,
-                      uint64_t budget, size_t n_cycles, gx_msg *msg)
+static int run_pinned(cuda_target *c, CUfunction f, const char *name, unsigned threads,
+                      unsigned smem, uint32_t sm, void **params, uint64_t *linger,
+                      uint32_t *smid, uint64_t *ticket, uint64_t budget, size_t n_cycles,
+                      gx_msg *msg)
 {
     int rc;
     *smid = c->smid_map[sm];
@@ -256,7 +260,7 @@ static int run_pinned(cuda_target *c, CUfunction f, const char *name, unsigned t
         c->launches++;
         if (attempt)
             c->relaunches++;
-        if ((rc = launch(c, f, name, grid, threads, c->pin_smem, params, budget, msg)) != GX_OK)
+        if ((rc = launch(c, f, name, grid, threads, smem, params, budget, msg)) != GX_OK)
             return rc;
         if ((rc = read_out(c, n_cycles, msg)) != GX_OK)
             return rc;
@@ -400,8 +404,8 @@ static int cuda_chase(void *impl, const gx_chase_req *req, double *mean_cycles, 
     uint64_t budget = budget_for(c, warm + timed), linger = 0, ticket = 0;
     uint32_t smid = 0;
     void *params[] = {&start, &warm, &timed, &smid, &linger, &budget, &c->d_out, &ticket};
-    if ((rc = run_pinned(c, c->f_chase, "gx_chase", GX_CHASE_THREADS, req->sm, params, &linger,
-                         &smid, &ticket, budget, 0, msg)) != GX_OK)
+    if ((rc = run_pinned(c, c->f_chase, "gx_chase", GX_CHASE_THREADS, c->pin_smem, req->sm, params,
+                         &linger, &smid, &ticket, budget, 0, msg)) != GX_OK)
         return rc;
     const uint64_t *res = c->h_out;
     if (res[GX_R_STATUS] == GX_ST_TIMEOUT)
@@ -464,8 +468,8 @@ static int seq_chunk(cuda_target *c, const gx_seq_op *ops, size_t m, uint32_t sm
     CUdeviceptr d_cyc = c->d_out + GX_R_SLOTS * sizeof(uint64_t);
     void *params[] = {&c->arena, &c->d_buf, &m64,      &smid,  &linger,
                       &zero,     &budget,   &c->d_out, &d_cyc, &ticket};
-    if ((rc = run_pinned(c, c->f_seq, "gx_seq", GX_SEQ_THREADS, sm, params, &linger, &smid,
-                         &ticket, budget, nt, msg)) != GX_OK)
+    if ((rc = run_pinned(c, c->f_seq, "gx_seq", GX_SEQ_THREADS, c->pin_smem, sm, params, &linger,
+                         &smid, &ticket, budget, nt, msg)) != GX_OK)
         return rc;
     const uint64_t *res = c->h_out;
     if (res[GX_R_STATUS] == GX_ST_TIMEOUT)
@@ -505,39 +509,40 @@ static int cuda_seq(void *impl, const gx_seq_op *ops, size_t n, uint32_t sm, dou
 
 /* ---- prime + probe ------------------------------------------------------ */
 
-static int pp_chunk(cuda_target *c, const uint64_t *prime, size_t n_prime, const uint64_t *probe,
-                    size_t m, uint32_t sm, double *cycles, gx_msg *msg)
+static int pp_chunk(cuda_target *c, const uint64_t *prime, size_t n_prime, uint32_t rounds,
+                    const uint64_t *probe, size_t m, uint32_t sm, double *cycles, gx_msg *msg)
 {
     int rc;
-    const size_t room = c->pin_smem - GX_HDR_BYTES;
+    const size_t room = c->pp_smem - GX_HDR_BYTES;
     const int in_smem = m * 12 + n_prime * 8 <= room;
     const size_t words = m + n_prime;
     if ((rc = ensure_dev(c, &c->d_buf, &c->d_buf_bytes, words * sizeof(uint64_t), msg)) != GX_OK)
         return rc;
     if ((rc = ensure_out(c, m, msg)) != GX_OK)
         return rc;
-    CU_TRY(c, c->api.MemcpyHtoD(c->d_buf, probe, m * sizeof(uint64_t)),
-           "cuMemcpyHtoD (probe offsets)", msg);
+    if (m)
+        CU_TRY(c, c->api.MemcpyHtoD(c->d_buf, probe, m * sizeof(uint64_t)),
+               "cuMemcpyHtoD (probe offsets)", msg);
     if (n_prime)
         CU_TRY(c, c->api.MemcpyHtoD(c->d_buf + m * sizeof(uint64_t), prime,
                                     n_prime * sizeof(uint64_t)),
                "cuMemcpyHtoD (prime offsets)", msg);
     CUdeviceptr d_probe = c->d_buf, d_prime = c->d_buf + m * sizeof(uint64_t);
     uint64_t np = n_prime, m64 = m, zero = 0, linger = 0, ticket = 0;
-    uint64_t budget = budget_for(c, n_prime + m);
-    uint32_t in = in_smem ? 1u : 0u, smid = 0;
+    uint64_t budget = budget_for(c, n_prime * rounds + m);
+    uint32_t in = in_smem ? 1u : 0u, smid = 0, nr = n_prime ? rounds : 1u;
     CUdeviceptr d_cyc = c->d_out + GX_R_SLOTS * sizeof(uint64_t);
-    void *params[] = {&c->arena, &d_prime, &np,   &in,     &d_probe,  &m64,   &smid,
-                      &linger,   &zero,    &budget, &c->d_out, &d_cyc, &ticket};
-    if ((rc = run_pinned(c, c->f_pp, "gx_prime_probe", c->pp_threads, sm, params, &linger, &smid,
-                         &ticket, budget, m, msg)) != GX_OK)
+    void *params[] = {&c->arena, &d_prime, &np,     &in,       &nr,    &d_probe, &m64,
+                      &smid,     &linger,  &zero,   &budget,   &c->d_out, &d_cyc, &ticket};
+    if ((rc = run_pinned(c, c->f_pp, "gx_prime_probe", c->pp_threads, c->pp_smem, sm, params,
+                         &linger, &smid, &ticket, budget, m, msg)) != GX_OK)
         return rc;
     const uint64_t *res = c->h_out;
     if (res[GX_R_STATUS] == GX_ST_TIMEOUT)
         return gx_fail(msg, GX_ETIMEOUT,
                        "cuda: prime_probe on SM %u stopped by its budget of %llu cycles "
-                       "(%zu prime, %llu of %zu probes done)",
-                       sm, (unsigned long long)budget, n_prime,
+                       "(%zu prime x %u rounds, %llu of %zu probes done)",
+                       sm, (unsigned long long)budget, n_prime, nr,
                        (unsigned long long)res[GX_R_STEPS], m);
     if (res[GX_R_STEPS] != m)
         return gx_fail(msg, GX_EDEVICE, "cuda: prime_probe timed %llu of %zu probes",
@@ -546,7 +551,7 @@ static int pp_chunk(cuda_target *c, const uint64_t *prime, size_t n_prime, const
     return GX_OK;
 }
 
-static int cuda_prime_probe(void *impl, const uint64_t *prime, size_t n_prime,
+static int cuda_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, uint32_t rounds,
                             const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
                             gx_msg *msg)
 {
@@ -554,15 +559,15 @@ static int cuda_prime_probe(void *impl, const uint64_t *prime, size_t n_prime,
     int rc;
     if ((rc = check_usable(c, msg)) != GX_OK)
         return rc;
-    const size_t cap = (c->pin_smem - GX_HDR_BYTES) / 12;
+    const size_t cap = (c->pp_smem - GX_HDR_BYTES) / 12;
     size_t done = 0;
-    while (done < n_probe) {
+    do { /* the first launch primes; probes beyond one launch's room follow without prime */
         size_t m = n_probe - done < cap ? n_probe - done : cap;
-        if ((rc = pp_chunk(c, done ? NULL : prime, done ? 0 : n_prime, probe + done, m, sm,
-                           cycles + done, msg)) != GX_OK)
+        if ((rc = pp_chunk(c, done ? NULL : prime, done ? 0 : n_prime, rounds, probe + done, m,
+                           sm, cycles ? cycles + done : NULL, msg)) != GX_OK)
             return rc;
         done += m;
-    }
+    } while (done < n_probe);
     return GX_OK;
 }
 
@@ -613,11 +618,17 @@ static int setup_pinning(cuda_target *c, gx_msg *msg)
             c->pin_smem = (uint32_t)optin;
         }
     }
+    /* prime offsets read from device memory pass through L2 (one line per
+     * 16 offsets, every round) and can evict what a test watches: give
+     * prime_probe all the shared memory a block may have */
+    c->pp_smem = c->pin_smem;
+    if (c->one_block_per_sm && (uint32_t)optin > c->pin_smem)
+        c->pp_smem = (uint32_t)optin / 128u * 128u;
     CUfunction fs[] = {c->f_chase, c->f_seq, c->f_pp, c->f_census};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
         CU_OPEN(c,
                 c->api.FuncSetAttribute(fs[i], GX_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        (int)c->pin_smem),
+                                        (int)(fs[i] == c->f_pp ? c->pp_smem : c->pin_smem)),
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", msg);
     int maxt = 0;
     CU_OPEN(c, c->api.FuncGetAttribute(&maxt, GX_CU_FUNC_MAX_THREADS_PER_BLOCK, c->f_pp),

@@ -17,8 +17,8 @@
  *   latency + the timer overhead; a timed GX_OP_NONE reports the timer
  *   overhead + jitter only. Stores write-allocate like loads (the model
  *   has no write-back cost).
- * - prime_probe: the prime accesses run in a seeded shuffled order (many
- *   threads, order not guaranteed), each from an SM (seeded choice) that
+ * - prime_probe: each round of prime accesses runs in a fresh seeded
+ *   shuffled order (many threads, order not guaranteed), each from an SM (seeded choice) that
  *   shares the target SM's near partition; then the probes run in order on
  *   SM sm, each timed (latency + timer overhead).
  *
@@ -167,7 +167,7 @@ static int sim_seq(void *impl, const gx_seq_op *ops, size_t n, uint32_t sm, doub
     return GX_OK;
 }
 
-static int sim_prime_probe(void *impl, const uint64_t *prime, size_t n_prime,
+static int sim_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, uint32_t rounds,
                            const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
                            gx_msg *msg)
 {
@@ -182,10 +182,12 @@ static int sim_prime_probe(void *impl, const uint64_t *prime, size_t n_prime,
         if (!order)
             return gx_fail(msg, GX_ENOMEM, "sim: out of memory for %zu prime accesses", n_prime);
         memcpy(order, prime, n_prime * sizeof *order);
-        gx_rng_shuffle_u64(&s->rng, order, n_prime);
-        for (size_t i = 0; i < n_prime; i++) {
-            uint32_t psm = s->near_sms[gx_rng_below(&s->rng, n_near)];
-            gx_l2_access(s->l2, translate(s, order[i]), psm, GX_L2_READ, &r);
+        for (uint32_t round = 0; round < rounds; round++) {
+            gx_rng_shuffle_u64(&s->rng, order, n_prime);
+            for (size_t i = 0; i < n_prime; i++) {
+                uint32_t psm = s->near_sms[gx_rng_below(&s->rng, n_near)];
+                gx_l2_access(s->l2, translate(s, order[i]), psm, GX_L2_READ, &r);
+            }
         }
         free(order);
     }

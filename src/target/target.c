@@ -130,6 +130,7 @@ int gx_target_chase(gx_target *t, const gx_chase_req *req, double *mean_cycles, 
     if (req->max_timed_steps && req->max_timed_steps < timed)
         timed = req->max_timed_steps;
     t->stats.accesses += (uint64_t)req->warm_rounds * req->n + timed;
+    t->stats.serial_accesses += (uint64_t)req->warm_rounds * req->n + timed;
     return rc;
 }
 
@@ -156,16 +157,21 @@ int gx_target_seq(gx_target *t, const gx_seq_op *ops, size_t n, uint32_t sm, dou
     t->stats.seconds += now_seconds() - t0;
     t->stats.calls++;
     t->stats.accesses += acc;
+    t->stats.serial_accesses += acc;
     return rc;
 }
 
-int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
-                          const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
-                          gx_msg *msg)
+int gx_target_prime_probe_rounds(gx_target *t, const uint64_t *prime, size_t n_prime,
+                                 uint32_t rounds, const uint64_t *probe, size_t n_probe,
+                                 uint32_t sm, double *cycles, gx_msg *msg)
 {
     int rc;
-    if ((n_prime && !prime) || !probe || n_probe == 0 || !cycles)
-        return gx_fail(msg, GX_EINVAL, "prime_probe needs probe offsets and a cycles buffer");
+    if ((n_prime && !prime) || (n_probe && (!probe || !cycles)))
+        return gx_fail(msg, GX_EINVAL, "prime_probe needs prime/probe offsets and a cycles buffer");
+    if (rounds == 0)
+        return gx_fail(msg, GX_EINVAL, "prime_probe needs at least one prime round");
+    if (n_prime == 0 && n_probe == 0)
+        return gx_fail(msg, GX_EINVAL, "prime_probe with nothing to prime or probe");
     if ((rc = check_sm(t, sm, msg)) != GX_OK)
         return rc;
     for (size_t i = 0; i < n_prime; i++)
@@ -175,11 +181,21 @@ int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
         if ((rc = check_offset(t, probe[i], msg)) != GX_OK)
             return rc;
     double t0 = now_seconds();
-    rc = t->ops->prime_probe(t->impl, prime, n_prime, probe, n_probe, sm, cycles, msg);
+    rc = t->ops->prime_probe(t->impl, prime, n_prime, rounds, probe, n_probe, sm, cycles, msg);
     t->stats.seconds += now_seconds() - t0;
     t->stats.calls++;
-    t->stats.accesses += n_prime + n_probe;
+    t->stats.accesses += (uint64_t)n_prime * rounds + n_probe;
+    t->stats.serial_accesses += n_probe;
     return rc;
+}
+
+int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
+                          const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
+                          gx_msg *msg)
+{
+    if (!probe || n_probe == 0 || !cycles)
+        return gx_fail(msg, GX_EINVAL, "prime_probe needs probe offsets and a cycles buffer");
+    return gx_target_prime_probe_rounds(t, prime, n_prime, 1, probe, n_probe, sm, cycles, msg);
 }
 
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s)

@@ -11,7 +11,7 @@ typedef struct gx_target_ops {
     int (*chase)(void *impl, const gx_chase_req *req, double *mean_cycles, gx_msg *msg);
     int (*seq)(void *impl, const gx_seq_op *ops, size_t n, uint32_t sm, double *cycles,
                gx_msg *msg);
-    int (*prime_probe)(void *impl, const uint64_t *prime, size_t n_prime,
+    int (*prime_probe)(void *impl, const uint64_t *prime, size_t n_prime, uint32_t rounds,
                        const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
                        gx_msg *msg);
 } gx_target_ops;
