@@ -184,6 +184,45 @@ static void test_near_far_swap(void **state)
     gx_profile_free(p);
 }
 
+/* far_stream_extra: a far hit that follows a far hit of the same SM pays it;
+ * a far hit after a near hit, or after another SM's far hit, does not. */
+static void test_far_stream_extra(void **state)
+{
+    (void)state;
+    gx_profile *p = small_profile(GX_TOPO_NEAR_FAR);
+    p->l2.far_stream_extra_cycles = 40;
+    gx_msg m;
+    gx_msg_clear(&m);
+    assert_int_equal(gx_profile_validate(p, &m), GX_OK);
+    gx_l2 *l2 = mk(p, 0, 0, 1);
+    gx_l2_level lv;
+    const uint64_t a = 0x4200, b = 0x4400, c = 0x4600; /* slice 0, home partition 0 */
+    assert_true(lat(l2, a, 0, &lv) == 300.0);
+    assert_true(lat(l2, b, 0, &lv) == 300.0);
+    assert_true(lat(l2, c, 0, &lv) == 300.0);
+    /* SM 5: a is a far hit after nothing far (an extra only from the 2nd on) */
+    assert_true(lat(l2, a, 5, &lv) == 200.0);
+    assert_int_equal(lv, GX_L2_FAR);
+    assert_true(lat(l2, b, 5, &lv) == 240.0); /* back to back */
+    assert_int_equal(lv, GX_L2_FAR);
+    assert_true(lat(l2, b, 5, &lv) == 100.0); /* near hit resets the stream */
+    assert_true(lat(l2, c, 5, &lv) == 200.0);
+    /* each SM has its own stream: SM 0's far hit follows its DRAM miss */
+    assert_true(lat(l2, a, 0, &lv) == 200.0); /* a moved to partition 1: far for SM 0 */
+    gx_l2_free(l2);
+    /* a uniform card refuses the field */
+    gx_profile *u = small_profile(GX_TOPO_UNIFORM);
+    u->l2.far_stream_extra_cycles = 40;
+    assert_int_equal(gx_profile_validate(u, &m), GX_ECONFIG);
+    assert_non_null(strstr(m.text, "far_stream_extra"));
+    u->l2.far_stream_extra_cycles = NAN;
+    p->l2.far_stream_extra_cycles = -1;
+    assert_int_equal(gx_profile_validate(p, &m), GX_ECONFIG);
+    assert_non_null(strstr(m.text, "far_stream_extra"));
+    gx_profile_free(u);
+    gx_profile_free(p);
+}
+
 /* 5 lines of one near set (4 ways): the first one leaves the near partition.
  * With victims_to_far it is found in the far partition; without it, it is
  * gone (its home is the near partition). */
@@ -363,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_uniform_exact),
         cmocka_unit_test(test_slice_histogram_follows_hash),
         cmocka_unit_test(test_near_far_swap),
+        cmocka_unit_test(test_far_stream_extra),
         cmocka_unit_test(test_victims_to_far),
         cmocka_unit_test(test_copy_keeps_home),
         cmocka_unit_test(test_noise_seeded),

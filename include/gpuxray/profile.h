@@ -82,6 +82,11 @@ typedef struct gx_profile {
         char policy[64]; /* a policy spec of the registry, e.g. "plru-rand:0.05" */
         gx_topology topology;
         double hit_cycles, near_hit_cycles, far_hit_cycles; /* NaN = null */
+        /* near-far: extra cycles of a far hit when the same SM's previous L2
+         * access was a far hit too (back-to-back line swaps, as in a chase
+         * over a footprint between the near and the combined capacity).
+         * l2.latency_cycles.far_stream_extra in JSON; NaN = null (0). */
+        double far_stream_extra_cycles;
         int n_levels;
         gx_level levels[GX_MAX_LEVELS]; /* levels_from_one_sm */
         gx_hash_fn slice_hash, set_hash;

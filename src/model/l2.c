@@ -25,7 +25,11 @@
  *       hit copies the line's sectors into near.
  *   * no copy_to_near: a line lives in its home partition only; near or far
  *     latency depending on where home is (victims_to_far is ignored).
- * - Timing: latency = level latency + skew(sm, slice) + noise. The skew
+ * - Timing: latency = level latency + skew(sm, slice) + noise (+ the
+ *   profile's far_stream_extra on a far hit that follows a far hit of the
+ *   same SM: back-to-back line swaps, measured on an H200 whose chase over
+ *   a footprint between the near and the combined capacity pays ~40 cycles
+ *   per access more than an isolated far hit). The skew
  *   (on-chip distance) applies to every level, DRAM included, using the
  *   slice the request went to first (the near copy slice for copy_to_near,
  *   else the home slice). It is a fixed function of (sim.frames_seed, sm,
@@ -92,6 +96,8 @@ struct gx_l2 {
     int fast;  /* hfast, !nf, cspec, no noise: access_fast */
     double hit_cycles, near_cycles, far_cycles, dram_cycles;
     double level_cycles[3]; /* by gx_l2_level: near, far, dram */
+    double far_stream_extra; /* cycles a far hit adds after a far hit (0: off) */
+    uint8_t *last_far;       /* per SM: its previous access was a far hit */
     float *skew; /* sm_count * slices, NULL when off */
     uint32_t *sm_part; /* near partition of each SM */
     uint16_t *s_home, *s_idx; /* per slice: partition, index within it (no division) */
@@ -298,6 +304,9 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
     l2->level_cycles[GX_L2_NEAR] = l2->near_cycles;
     l2->level_cycles[GX_L2_FAR] = l2->far_cycles;
     l2->level_cycles[GX_L2_DRAM] = l2->dram_cycles;
+    l2->far_stream_extra = l2->topo == GX_TOPO_NEAR_FAR && p->l2.far_stream_extra_cycles > 0
+                               ? p->l2.far_stream_extra_cycles
+                               : 0;
     gx_cache_cfg cc = {p->l2.line_bytes, p->l2.sector_bytes, p->l2.ways,
                        (uint64_t)l2->slices * l2->sps, p->l2.policy[0] ? p->l2.policy : "lru",
                        gx_mix64(o.seed ^ 0x9011c7ULL)};
@@ -307,6 +316,8 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
         rc = gx_fail(msg, GX_ENOMEM, "l2: out of memory");
     l2->slice_acc = calloc(l2->slices, sizeof *l2->slice_acc);
     l2->sm_part = calloc(l2->sm_count, sizeof *l2->sm_part);
+    if (l2->far_stream_extra > 0 && !(l2->last_far = calloc(l2->sm_count, 1)))
+        rc = gx_fail(msg, GX_ENOMEM, "l2: out of memory");
     if (l2->sm_part && l2->topo == GX_TOPO_NEAR_FAR)
         for (uint32_t sm = 0; sm < l2->sm_count; sm++)
             l2->sm_part[sm] = (uint32_t)((uint64_t)sm * l2->partitions / l2->sm_count);
@@ -356,6 +367,7 @@ void gx_l2_free(gx_l2 *l2)
     free(l2->skew);
     free(l2->slice_acc);
     free(l2->sm_part);
+    free(l2->last_far);
     free(l2->s_home);
     free(l2->s_idx);
     free(l2);
@@ -548,6 +560,12 @@ static inline __attribute__((always_inline)) void finish(gx_l2 *l2, uint32_t sm,
                                                          gx_l2_result *r, int noise)
 {
     double lat = l2->level_cycles[r->level];
+    if (l2->last_far) { /* back-to-back far hits of one SM (near-far swaps) */
+        uint8_t far = r->level == GX_L2_FAR;
+        if (far && l2->last_far[sm])
+            lat += l2->far_stream_extra;
+        l2->last_far[sm] = far;
+    }
     if (l2->skew)
         lat += (double)l2->skew[(size_t)sm * l2->slices + r->slice];
     if (noise && l2->noise.on) {

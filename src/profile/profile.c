@@ -35,6 +35,7 @@ gx_profile *gx_profile_new(void)
     p->l2.hit_cycles = NAN;
     p->l2.near_hit_cycles = NAN;
     p->l2.far_hit_cycles = NAN;
+    p->l2.far_stream_extra_cycles = NAN;
     p->l2.topology = GX_TOPO_UNKNOWN;
     hash_init(&p->l2.slice_hash);
     hash_init(&p->l2.set_hash);

@@ -354,6 +354,8 @@ static int rd_l2(pctx *c, const json_t *root, gx_profile *p)
         (rc = rd_num(c, lat, "l2.latency_cycles", "hit", &p->l2.hit_cycles)) ||
         (rc = rd_num(c, lat, "l2.latency_cycles", "near_hit", &p->l2.near_hit_cycles)) ||
         (rc = rd_num(c, lat, "l2.latency_cycles", "far_hit", &p->l2.far_hit_cycles)) ||
+        (rc = rd_num(c, lat, "l2.latency_cycles", "far_stream_extra",
+                     &p->l2.far_stream_extra_cycles)) ||
         (rc = rd_levels(c, l2, p)) || (rc = rd_obj(c, l2, "l2", "hash", &hash)) ||
         (rc = rd_hash(c, hash, "l2.hash", "slice", 0, &p->l2.slice_hash)) ||
         (rc = rd_hash(c, hash, "l2.hash", "set", 1, &p->l2.set_hash)))
@@ -654,6 +656,8 @@ static void write_l2(json_t *root, const gx_profile *p)
     put(lat, "hit", opt_num(p->l2.hit_cycles), 1);
     put(lat, "near_hit", opt_num(p->l2.near_hit_cycles), 1);
     put(lat, "far_hit", opt_num(p->l2.far_hit_cycles), 1);
+    if (!isnan(p->l2.far_stream_extra_cycles))
+        put(lat, "far_stream_extra", opt_num(p->l2.far_stream_extra_cycles), 1);
     json_t *lv = json_array();
     for (int i = 0; i < p->l2.n_levels; i++)
         json_array_append_new(lv, json_pack("{s:o,s:o}", "capacity_bytes",

@@ -183,6 +183,12 @@ static int check_topology(const gx_profile *p, gx_msg *msg)
         (rc = check_latency("l2.latency_cycles.far_hit", p->l2.far_hit_cycles,
                             all && t == GX_TOPO_NEAR_FAR, p, msg)))
         return rc;
+    double fx = p->l2.far_stream_extra_cycles;
+    if (!isnan(fx) && (!(fx >= 0) || isinf(fx)))
+        return BAD("l2.latency_cycles.far_stream_extra", "%g must be zero or a positive number of "
+                   "cycles", fx);
+    if (!isnan(fx) && p->l2.topology != GX_TOPO_NEAR_FAR)
+        return BAD("l2.latency_cycles.far_stream_extra", "applies to a near-far topology only");
     if (!isnan(p->l2.near_hit_cycles) && !isnan(p->l2.far_hit_cycles) &&
         !(p->l2.far_hit_cycles > p->l2.near_hit_cycles))
         return BAD("l2.latency_cycles.far_hit", "%g must exceed near_hit = %g",
