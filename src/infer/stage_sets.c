@@ -42,7 +42,16 @@
  *   slice (a moved set does not keep a modulo congruence), the lift is tried
  *   in every frame that fits T's coset alike (equal-step permutations, g x L
  *   functionals; at most 10 lifts), and kept only when a check ACROSS slice
- *   cosets of one slice passes; otherwise flagged (0.6).
+ *   cosets of one slice passes; otherwise flagged (0.6). Lifts that fit
+ *   every coset alike are told apart by probes across slice cosets
+ *   (discriminate_table). T's page's unobservable slice part is pinned with
+ *   the slices stage's predictor when the sweep leaves several.
+ * - Table slice hash, XOR sets, vote not sure: E0 = W lines congruent with
+ *   T in T's absolute slice coset (pages identified by the predictor); E0
+ *   moved by d evicts T xor d, and lines of another coset of that slice
+ *   probed against it give cross-coset congruences (cross_coset_pairs).
+ * - Modulo, no fit after two measurements: the last one uses another of
+ *   the ways stage's targets (T's class may be closed by chance).
  * - Cross-check: slices x sets x ways x line against the levels' capacity.
  *
  * Notes: needs stage 4's eviction sets (same arena) and stage 5's slice hash.
@@ -56,6 +65,7 @@
 #include "evset.h"
 #include "gf2.h"
 #include "gpuxray/hash.h"
+#include "gpuxray/slicepredict.h"
 #include "infer_util.h"
 
 #define SETS_MAX_K 16
@@ -91,6 +101,12 @@ typedef struct sets_ctx {
     uint64_t ec_set[SETS_EC_MAX][GX_EVX_MAX_WAYS];
     int n_ec;
     int lift_tries;            /* frames lifted so far (bounded: each costs probes) */
+    /* table slice hash, modulo: cross-coset probes measured once, shared by
+     * every discriminate_table call (targets, points, answers) */
+    int bank_done, bank_n;
+    uint64_t bank_tt[4], bank_x[4][40];
+    uint8_t bank_ev[4][40];
+    size_t bank_np[4];
 } sets_ctx;
 
 /* measurements of a modulo partition before giving up on a value fit */
@@ -149,6 +165,26 @@ static int probe_offsets(sets_ctx *s, const uint64_t *set, uint32_t nset, const 
     free(sh);
     free(ev);
     return rc;
+}
+
+/* Probe offsets pts against `set` once an overflow test showed that the
+ * set evicts the line at tt (*probed = 0 when it does not: nothing probed). */
+static int probe_if_evset(sets_ctx *s, uint64_t tt, const uint64_t *set, uint32_t nset,
+                          const uint64_t *pts, size_t np, uint8_t *ev, int *probed)
+{
+    int ovf = 0, rc;
+    double hit = 0;
+    *probed = 0;
+    if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
+        (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf, NULL)) !=
+            GX_OK)
+        return rc;
+    if (!ovf)
+        return GX_OK;
+    if ((rc = probe_offsets(s, set, nset, pts, np, 1, ev)) != GX_OK)
+        return rc;
+    *probed = 1;
+    return GX_OK;
 }
 
 static int probe_batches(sets_ctx *s, const uint64_t *set, uint32_t nset, const uint64_t *offs,
@@ -597,6 +633,200 @@ static void fix_table_masks(const sets_ctx *s, uint64_t *masks, int rho, const s
     *sure = ok;
     free(sd);
     free(dv);
+}
+
+#define SETS_XPAGES 24    /* pages identified at most for E0 */
+#define SETS_XPAIRS 32    /* slice-coset pairs probed at most */
+
+/* The absolute slice coset of an in-page offset of an identified page (the
+ * reference page's packed slice bits). */
+static uint64_t abs_coset(const sets_ctx *s, const gx_slicepred_page *pg, uint64_t off)
+{
+    return slice_bits(s, off) ^ pg->z;
+}
+
+/* E0: W lines congruent with T, all in T's absolute slice coset a0, from
+ * several pages identified by the slices stage's predictor (each page's
+ * unobservable slice part z is then known). Per page, the 2^k lines of
+ * coset a0 are probed against T's eviction set. */
+static int collect_e0(sets_ctx *s, const gx_slicepred_page *pgt, uint64_t *e0, uint32_t *n0)
+{
+    gx_infer *ctx = s->ctx;
+    uint64_t arena = gx_target_arena_bytes(ctx->t), npages = arena / s->page;
+    uint64_t a0 = abs_coset(s, pgt, s->toff), np = (uint64_t)1 << s->k;
+    uint64_t *pages = malloc((size_t)npages * sizeof *pages);
+    uint64_t *pts = malloc((size_t)np * sizeof *pts);
+    uint8_t *ev = malloc((size_t)np);
+    int rc = pages && pts && ev ? GX_OK : gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
+    if (max_lines < 16)
+        max_lines = 16;
+    *n0 = 0;
+    for (uint64_t p = 0; rc == GX_OK && p < npages; p++)
+        pages[p] = p;
+    if (rc == GX_OK)
+        gx_rng_shuffle_u64(&ctx->rng, pages, npages);
+    uint64_t base0 = s->base;
+    for (uint64_t p = 0; rc == GX_OK && p < npages && p < SETS_XPAGES && *n0 < s->w; p++) {
+        uint64_t pb = pages[p] * s->page;
+        gx_slicepred_page pg;
+        gx_msg m;
+        memset(&pg, 0, sizeof pg);
+        int irc = pb == s->base ? GX_OK
+                                : gx_slicepred_identify(ctx->slicepred, pb, max_lines, &pg, &m);
+        if (pb == s->base)
+            pg = *pgt;
+        if (irc != GX_OK || pg.component != pgt->component)
+            continue;
+        uint64_t d = 0;
+        if (!gx_gf2_preimage(s->smask, s->ns, s->space, a0 ^ pg.z, &d))
+            continue;
+        size_t n = 0;
+        for (uint64_t c = 0; c < np; c++) {
+            uint64_t x = d ^ span_point(s->kb, s->k, c), a = pb + x;
+            if (a == s->es->target)
+                continue;
+            int in_set = 0;
+            for (uint32_t j = 0; j < s->es->n && !in_set; j++)
+                in_set = s->es->lines[j] == a;
+            if (in_set) {
+                if (*n0 < s->w)
+                    e0[(*n0)++] = a;
+            } else {
+                pts[n++] = x;
+            }
+        }
+        s->base = pb;
+        rc = probe_offsets(s, s->es->lines, s->es->n, pts, n, batch_for(s, (double)np), ev);
+        s->base = base0;
+        for (size_t i = 0; rc == GX_OK && i < n && *n0 < s->w; i++)
+            if (ev[i])
+                e0[(*n0)++] = pb + pts[i];
+    }
+    s->base = base0;
+    free(pages);
+    free(pts);
+    free(ev);
+    return rc;
+}
+
+/* More congruences across slice cosets (a table slice hash, XOR sets):
+ * with E0 (collect_e0), the set E0 xor d1 evicts T xor d1 (every line
+ * moves to the absolute coset a0 xor S(d1), one slice, and the XOR set
+ * index moves alike; checked by an overflow test). The lines of T's page
+ * in ANOTHER absolute coset b of that slice are probed against it; each
+ * congruent X gives a difference X xor (T xor d1) across cosets (slice
+ * bits a0 ^ S(d1) ^ b), on which the true set masks vanish. Pairs are
+ * chosen to reach new slice directions until the vote is sure. */
+static int cross_coset_pairs(sets_ctx *s, uint64_t *masks, const uint64_t *m0, int rho,
+                             sweep_diffs *dl, int *sure, size_t *n_cross)
+{
+    gx_infer *ctx = s->ctx;
+    const uint32_t *tab = ctx->slice_hash.table;
+    if (!ctx->slicepred || !tab)
+        return GX_OK;
+    gx_slicepred_page pgt;
+    gx_msg m;
+    memset(&pgt, 0, sizeof pgt);
+    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
+    if (max_lines < 16)
+        max_lines = 16;
+    if (gx_slicepred_identify(ctx->slicepred, s->base, max_lines, &pgt, &m) != GX_OK ||
+        pgt.component < 0)
+        return GX_OK;
+    uint64_t a0 = abs_coset(s, &pgt, s->toff), nx = (uint64_t)1 << s->ns;
+    if (gx_slicepred_predict(ctx->slicepred, &pgt, s->base + s->toff) != (int)tab[a0])
+        return GX_OK; /* the predictor's frame is not the slice hash's */
+    uint64_t e0[GX_EVX_MAX_WAYS], set[GX_EVX_MAX_WAYS];
+    uint32_t n0 = 0;
+    int rc = collect_e0(s, &pgt, e0, &n0), ovf = 0;
+    double hit = 0;
+    if (rc != GX_OK || n0 < s->w)
+        return rc;
+    if ((rc = gx_evx_hit_latency(&s->ev, s->base + s->toff, 5, &hit)) != GX_OK ||
+        (rc = gx_evx_overflows(&s->ev, s->base + s->toff, hit, e0, NULL, n0, 0, &ovf, NULL)) !=
+            GX_OK || !ovf)
+        return rc;
+    gx_gf2_basis got;
+    gx_gf2_basis_init(&got);
+    for (size_t i = 0; i < dl->n; i++)
+        gx_gf2_basis_add(&got, slice_bits(s, dl->v[i]));
+    uint64_t np = (uint64_t)1 << s->k, cap = np < 128 ? np : 128;
+    uint64_t *pts = malloc((size_t)cap * sizeof *pts);
+    uint8_t *ev = malloc((size_t)cap);
+    if (!pts || !ev) {
+        free(pts);
+        free(ev);
+        return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    }
+    for (int t = 0; rc == GX_OK && t < 4 * SETS_XPAIRS && t < 4096 && !*sure; t++) {
+        uint64_t a = gx_rng_below(&ctx->rng, nx), b = a;
+        if (a == a0)
+            continue;
+        /* another coset of a's slice, preferring a new direction */
+        int fresh = 0;
+        uint64_t st = gx_rng_below(&ctx->rng, nx);
+        for (uint64_t i = 0; i < nx; i++) {
+            uint64_t c = (st + i) % nx;
+            if (c == a || tab[c] != tab[a])
+                continue;
+            int nw = !gx_gf2_basis_contains(&got, a ^ c);
+            if (b == a || (nw && !fresh)) {
+                b = c;
+                fresh = nw;
+            }
+        }
+        if (b == a || (!fresh && got.n < s->ns && t < 2 * SETS_XPAIRS))
+            continue;
+        uint64_t d1 = 0, d2 = 0;
+        if (!gx_gf2_preimage(s->smask, s->ns, s->space, a ^ a0, &d1) ||
+            !gx_gf2_preimage(s->smask, s->ns, s->space, b ^ pgt.z, &d2))
+            continue;
+        d1 ^= span_point(s->kb, s->k, gx_rng_below(&ctx->rng, np));
+        uint64_t y = s->toff ^ d1;
+        for (uint32_t i = 0; i < n0; i++)
+            set[i] = e0[i] ^ d1;
+        if ((rc = gx_evx_hit_latency(&s->ev, s->base + y, 5, &hit)) != GX_OK ||
+            (rc = gx_evx_overflows(&s->ev, s->base + y, hit, set, NULL, n0, 0, &ovf, NULL)) !=
+                GX_OK)
+            break;
+        if (!ovf)
+            continue;
+        size_t n = 0;
+        uint64_t c0 = gx_rng_below(&ctx->rng, np);
+        for (uint64_t c = 0; c < np && n < cap; c++)
+            pts[n++] = d2 ^ span_point(s->kb, s->k, (c0 + c) % np);
+        if ((rc = probe_offsets(s, set, n0, pts, n, batch_for(s, (double)np), ev)) != GX_OK)
+            break;
+        for (size_t i = 0; i < n && rc == GX_OK; i++)
+            if (ev[i] && diffs_push(dl, (pts[i] ^ y) & s->space) != GX_OK)
+                rc = gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+        gx_gf2_basis_add(&got, a ^ b);
+        memcpy(masks, m0, (size_t)rho * sizeof *masks);
+        fix_table_masks(s, masks, rho, dl, sure, n_cross);
+    }
+    free(pts);
+    free(ev);
+    return rc;
+}
+
+/* The vote of fix_table_masks; when it is not sure (a slice direction not
+ * pinned twice: few lines of a page congruent with T, e.g. many slices and
+ * ways), more congruences across slice cosets (cross_coset_pairs). */
+static int vote_with_foreign_pages(sets_ctx *s, uint64_t *masks, int rho, sweep_diffs *dl,
+                                   int *sure, size_t *n_cross)
+{
+    uint64_t m0[64];
+    memcpy(m0, masks, (size_t)rho * sizeof *m0);
+    fix_table_masks(s, masks, rho, dl, sure, n_cross);
+    if (*sure || s->ns > 14 || s->k > SETS_MAX_K)
+        return GX_OK;
+    int rc = cross_coset_pairs(s, masks, m0, rho, dl, sure, n_cross);
+    if (!*sure) {
+        memcpy(masks, m0, (size_t)rho * sizeof *masks);
+        fix_table_masks(s, masks, rho, dl, sure, n_cross);
+    }
+    return rc;
 }
 
 /* ---- modulo ------------------------------------------------------------------------ */
@@ -1629,6 +1859,77 @@ static int discriminate(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n
     return GX_OK;
 }
 
+static int slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset);
+
+#define SETS_MAX_ALTS 32
+
+/* discriminate under a table slice hash: a set moved by d leaves its slice,
+ * so the lifts are told apart ACROSS slice cosets instead: targets in other
+ * slices (sets reduced inside their slice, verified), each probed one line
+ * at a time at up to 40 lines of other slice cosets of its slice. The lift
+ * with the fewest wrong predictions is kept (*pick = -1 when none stays
+ * within 2 + 1.25% errors: a lift that is wrong only for some slice
+ * directions shows few errors in one page, seed 175 had 7 of 160). */
+static int discriminate_table(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n,
+                              uint32_t m, int *pick)
+{
+    const uint32_t *tab = s->ctx->slice_hash.table;
+    uint64_t set[GX_EVX_MAX_WAYS], pts[40];
+    uint8_t ev[40];
+    int errs[SETS_MAX_ALTS] = {0}, seen = 0, rc = GX_OK;
+    uint64_t nl = s->page / s->line;
+    *pick = -1;
+    for (int t = 0; rc == GX_OK && !s->bank_done && t < 12 && s->bank_n < 4; t++) {
+        uint64_t tt = gx_rng_below(&s->ctx->rng, nl) * s->line, tb = slice_bits(s, tt);
+        uint32_t nset = 0;
+        if (tb == slice_bits(s, s->toff) || (rc = slice_evset(s, tt, set, &nset)) != GX_OK ||
+            nset == 0)
+            continue;
+        size_t np = 0;
+        uint64_t start = gx_rng_below(&s->ctx->rng, nl);
+        for (uint64_t i = 0; i < nl && np < 40; i++) {
+            uint64_t x = ((start + i) % nl) * s->line, sb = slice_bits(s, x);
+            if (x == tt || sb == tb)
+                continue;
+            int same_slice = 1, dup = 0;
+            for (int j = 0; j < s->nh && same_slice; j++)
+                same_slice = tab[sb ^ s->hs[j]] == tab[tb ^ s->hs[j]];
+            for (uint32_t q = 0; q < nset && !dup && same_slice; q++)
+                dup = set[q] == s->base + x;
+            if (same_slice && !dup)
+                pts[np++] = x;
+        }
+        int probed = 0;
+        if (np < 8)
+            continue;
+        if ((rc = probe_if_evset(s, tt, set, nset, pts, np, ev, &probed)) != GX_OK)
+            break;
+        if (!probed)
+            continue;
+        s->bank_tt[s->bank_n] = tt;
+        s->bank_np[s->bank_n] = np;
+        memcpy(s->bank_x[s->bank_n], pts, np * sizeof *pts);
+        memcpy(s->bank_ev[s->bank_n++], ev, np);
+    }
+    s->bank_done = 1;
+    int targets = s->bank_n;
+    for (int b = 0; b < s->bank_n; b++) {
+        seen += (int)s->bank_np[b];
+        for (int a = 0; a < na; a++) {
+            uint32_t ref = mod_value(alts[a], n, s->bank_tt[b], 0, m);
+            for (size_t q = 0; q < s->bank_np[b]; q++)
+                errs[a] += (mod_value(alts[a], n, s->bank_x[b][q], 0, m) == ref) !=
+                           s->bank_ev[b][q];
+        }
+    }
+    if (!targets)
+        return rc;
+    for (int a = 0; a < na; a++)
+        if (errs[a] <= 2 + seen / 80 && (*pick < 0 || errs[a] < errs[*pick]))
+            *pick = a;
+    return rc;
+}
+
 /* A table slice hash, a modulo set index: an eviction set for the in-page
  * line tt, reduced from the page's lines that lie in tt's slice under every
  * possible h (a moved set does not keep a modulo congruence). *nset = 0
@@ -1677,6 +1978,37 @@ static int slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset)
     return GX_OK;
 }
 
+/* Several unobservable slice parts h fit the lines of T's page congruent
+ * with T (s->hs): then few lines lie in one slice under every one of them.
+ * The slices stage's predictor identifies the page (its XOR constant z is
+ * h in the slice hash's frame, checked on T): when z is one of s->hs, it
+ * is the only one kept. */
+static void pin_page_h(sets_ctx *s)
+{
+    gx_infer *ctx = s->ctx;
+    const uint32_t *tab = ctx->slice_hash.table;
+    if (s->nh <= 1 || !ctx->slicepred || !tab)
+        return;
+    gx_slicepred_page pg;
+    gx_msg m;
+    memset(&pg, 0, sizeof pg);
+    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
+    if (max_lines < 16)
+        max_lines = 16;
+    if (gx_slicepred_identify(ctx->slicepred, s->base, max_lines, &pg, &m) != GX_OK ||
+        pg.component < 0 || pg.z >> s->ns)
+        return;
+    uint64_t a0 = slice_bits(s, s->toff) ^ pg.z;
+    if (gx_slicepred_predict(ctx->slicepred, &pg, s->base + s->toff) != (int)tab[a0])
+        return;
+    for (int j = 0; j < s->nh; j++)
+        if (s->hs[j] == pg.z) {
+            s->hs[0] = s->hs[j];
+            s->nh = 1;
+            return;
+        }
+}
+
 /* A table slice hash: sweep T's page against T's eviction set once, which
  * gives the lines of the page congruent with T and the page's possible
  * unobservable slice parts (s->cong, s->hs: for moved_set). */
@@ -1693,6 +2025,8 @@ static int table_page_sweep(sets_ctx *s)
     if (rc == GX_OK)
         rc = table_page_info(s, dl.v, dl.n);
     free(dl.v);
+    if (rc == GX_OK)
+        pin_page_h(s);
     return rc;
 }
 
@@ -1746,16 +2080,11 @@ static int verify_cross_cosets(sets_ctx *s, const uint64_t *masks, int n, uint32
         }
         if (nin < 2)
             continue;
-        int ovf = 0;
-        double hit = 0;
-        if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf,
-                                   NULL)) != GX_OK)
+        int probed = 0;
+        if ((rc = probe_if_evset(s, tt, set, nset, pts, np, ev, &probed)) != GX_OK)
             break;
-        if (!ovf)
+        if (!probed)
             continue;
-        if ((rc = probe_offsets(s, set, nset, pts, np, 1, ev)) != GX_OK)
-            break;
         size_t bad = 0;
         for (size_t i = 0; i < np; i++)
             bad += ev[i] != want[i];
@@ -1882,8 +2211,8 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
     long combos = 1;
     for (int j = 0; ok && j < ne; j++)
         combos = combos * nc[j] > 256 ? 256 : combos * nc[j];
-    int found = 0, nalt = 0;
-    uint64_t alts[8][SETS_MAX_N];
+    int found = 0, nalt = 0, max_alts = s->cong ? SETS_MAX_ALTS : 8;
+    uint64_t alts[SETS_MAX_ALTS][SETS_MAX_N];
     for (long c = 0; ok && c < combos && !found; c++) {
         long rest = c;
         for (int j = 0; j < ne; j++) {
@@ -1912,13 +2241,15 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
             if (perm_search(s, full, out, n, m, perm, used, 0, alts[nalt], &budget))
                 nalt++;
         }
-        found = nalt >= 8;
+        found = nalt >= max_alts;
     }
     free(bad);
     if (!ok || nalt == 0)
         return 0;
     int pick = 0;
-    if (nalt > 1 && discriminate(s, alts, nalt, n, m, &pick) != GX_OK)
+    if (nalt > 1 && s->cong && discriminate_table(s, alts, nalt, n, m, &pick) != GX_OK)
+        return 0;
+    if (nalt > 1 && !s->cong && discriminate(s, alts, nalt, n, m, &pick) != GX_OK)
         return 0;
     if (pick < 0) /* the probes could not tell the alternatives apart */
         return 0;
@@ -1936,6 +2267,7 @@ static int lift_checked(sets_ctx *s, const mod_fit *full, const uint64_t *pm, in
         return 0;
     if (verify_cross_cosets(s, out, n, m, &xt, &xagree) != GX_OK)
         return 0;
+
     return xt >= 3 && xagree;
 }
 
@@ -2245,6 +2577,34 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
     return GX_OK;
 }
 
+/* Use the ways stage's eviction set e (its target, in its own page) as T;
+ * the state learned for the previous T's page is dropped. 1 when switched
+ * (e = 0 always switches back to the first set). */
+static int switch_target(sets_ctx *s, int e)
+{
+    gx_infer *ctx = s->ctx;
+    if (e >= ctx->n_evsets || e >= GX_INFER_MAX_EVSETS)
+        return 0;
+    const gx_evset *es = &ctx->evsets[e];
+    uint64_t toff = es->target % s->page, base = es->target - toff;
+    if (!es->lines || es->n != s->w || base + s->page > gx_target_arena_bytes(ctx->t))
+        return 0;
+    s->es = es;
+    s->toff = toff;
+    s->base = base;
+    free(s->cong);
+    free(s->hs);
+    s->cong = NULL;
+    s->hs = NULL;
+    s->ncong = 0;
+    s->nh = 0;
+    s->n_ec = 0;
+    s->lift_tries = 0;
+    s->bank_done = 0;
+    s->bank_n = 0;
+    return 1;
+}
+
 int gx_stage_sets(gx_infer *ctx)
 {
     sets_ctx s;
@@ -2321,8 +2681,10 @@ int gx_stage_sets(gx_infer *ctx)
                  * enough of them the masks rest on the lowest-weight choice */
                 int sure = 0;
                 size_t ncross = 0;
-                if (rho == rho0)
-                    fix_table_masks(&s, masks, rho, &dl, &sure, &ncross);
+                if (rho == rho0 && (rc = vote_with_foreign_pages(&s, masks, rho, &dl, &sure,
+                                                                 &ncross)) != GX_OK)
+                    sure = 0;
+                rc = GX_OK;
                 hconf = sure ? 0.95 : 0.6;
                 s.vote_sure = sure;
             }
@@ -2344,14 +2706,27 @@ int gx_stage_sets(gx_infer *ctx)
                  * the first one serves when the new one cannot be used */
                 uint64_t *ct2 = NULL;
                 size_t nct2 = 0;
+                /* the last measurement uses another target when the ways
+                 * stage left one: T's class can be closed by chance under
+                 * differences that flip value bits (its few values form an
+                 * affine subspace), which breaks the factoring of the free
+                 * bits and every fit for this T alone */
+                int moved = attempt == SETS_MEASURES - 1 && switch_target(&s, 1);
                 if (attempt > 0 && class_of_target(&s, sets_est, &ct2, &nct2) != GX_OK) {
                     free(ct2);
                     ct2 = NULL;
                 }
+                if (moved && !ct2) {
+                    switch_target(&s, 0);
+                    moved = 0;
+                }
                 rc = ct2 ? modulo_path(&s, ct2, nct2, sets_est, attempt == SETS_MEASURES - 1, &done)
                          : modulo_path(&s, ct, nct, sets_est, attempt == SETS_MEASURES - 1, &done);
-                if (rc != GX_OK && ct2)
+                if (rc != GX_OK && ct2) {
+                    if (moved)
+                        switch_target(&s, 0);
                     rc = modulo_path(&s, ct, nct, sets_est, attempt == SETS_MEASURES - 1, &done);
+                }
                 free(ct2);
             }
         }
