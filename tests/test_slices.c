@@ -414,6 +414,7 @@ static gx_infer *make_ctx(simcase *c, gx_msg *msg)
 static void free_ctx(gx_infer *ctx)
 {
     gx_hash_clear(&ctx->slice_hash);
+    gx_slicepred_free(ctx->slicepred); /* the stage keeps its predictor for the ways stage */
     gx_profile_free(ctx->out);
     free(ctx);
 }

@@ -33,6 +33,8 @@ typedef struct gx_stage_cost {
     int status;        /* GX_OK, or an error code / GX_EUNSURE */
     char note[160];
     uint64_t calls, accesses;
+    uint64_t serial_accesses; /* of the accesses, those one thread made one after another:
+                                 on a GPU each costs a full latency (see target.h) */
     double seconds;
 } gx_stage_cost;
 

@@ -85,6 +85,8 @@ typedef struct gx_slicepred_summary {
     uint64_t lines_structure;  /* lines labelled to solve the structure */
     uint64_t lines_measured;   /* every line fingerprinted while learning */
     uint64_t verified, verify_errors; /* held-out lines of the learned pages */
+    uint64_t forced;           /* structure lines still unsure after every measuring round,
+                                  given their nearest class */
 } gx_slicepred_summary;
 
 void gx_slicepred_get_summary(const gx_slicepred *sp, gx_slicepred_summary *s);

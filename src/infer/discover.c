@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "evset.h"
+#include "gpuxray/slicepredict.h"
 #include "infer.h"
 #include "infer_util.h"
 
@@ -173,6 +174,8 @@ static void free_ctx(gx_infer *ctx)
     free(ctx->evset_pool);
     ctx->evset_pool = NULL;
     ctx->n_evset_pool = 0;
+    gx_slicepred_free(ctx->slicepred);
+    ctx->slicepred = NULL;
 }
 
 static void record_stage(gx_report *rep, const char *name, int status, const char *note,
@@ -186,6 +189,7 @@ static void record_stage(gx_report *rep, const char *name, int status, const cha
     snprintf(c->note, sizeof c->note, "%s", note ? note : "");
     c->calls = b->calls - a->calls;
     c->accesses = b->accesses - a->accesses;
+    c->serial_accesses = b->serial_accesses - a->serial_accesses;
     c->seconds = b->seconds - a->seconds;
 }
 

@@ -3,8 +3,10 @@
  * minimal eviction set, congruence probes.
  *
  * Notes:
- * - Everything goes through gx_target_seq (infer_seq_timed retries
- *   GX_EUNSURE answers); one seq call per trial.
+ * - Eviction trials on large candidate sets go through prime_probe with
+ *   rounds (parallel prime: a GPU runs them at launch cost); overflow tests
+ *   and congruence probes, on small sets whose order matters, go through
+ *   seq. Both retry GX_EUNSURE answers (infer_util.h).
  * - Randomized policies (random, plru-rand) make single eviction trials
  *   probabilistic near the boundary (exactly W congruent lines); the
  *   prefix search tolerates that (its result only needs to contain W
@@ -44,17 +46,23 @@ static int ensure_ops(gx_evx *ev, size_t n)
     return GX_OK;
 }
 
+/* Grow a line buffer of the evset state to hold n lines. */
+static int grow_lines(gx_evx *ev, uint64_t **buf, size_t *cap, size_t n, const char *what)
+{
+    if (n <= *cap)
+        return GX_OK;
+    size_t c = n + n / 2 + 64;
+    uint64_t *p = realloc(*buf, c * sizeof *p);
+    if (!p)
+        return gx_fail(ev->ctx->msg, GX_ENOMEM, "evset: out of memory (%zu %s)", c, what);
+    *buf = p;
+    *cap = c;
+    return GX_OK;
+}
+
 static int ensure_scratch(gx_evx *ev, size_t n)
 {
-    if (n <= ev->scratch_cap)
-        return GX_OK;
-    size_t cap = n + n / 2 + 64;
-    uint64_t *s = realloc(ev->scratch, cap * sizeof *s);
-    if (!s)
-        return gx_fail(ev->ctx->msg, GX_ENOMEM, "evset: out of memory (%zu lines)", cap);
-    ev->scratch = s;
-    ev->scratch_cap = cap;
-    return GX_OK;
+    return grow_lines(ev, &ev->scratch, &ev->scratch_cap, n, "lines");
 }
 
 static inline void put_op(gx_seq_op *o, uint64_t off, int timed)
@@ -121,6 +129,9 @@ void gx_evx_free(gx_evx *ev)
     free(ev->ops);
     free(ev->cyc);
     free(ev->scratch);
+    free(ev->prime);
+    ev->prime = NULL;
+    ev->prime_cap = 0;
     ev->ops = NULL;
     ev->cyc = NULL;
     ev->scratch = NULL;
@@ -159,36 +170,48 @@ static gx_seq_op *put_round(gx_evx *ev, gx_seq_op *o, const uint64_t *x, size_t 
     return o;
 }
 
+/* One eviction trial, as two prime_probe calls (the prime runs in
+ * parallel, so on a GPU a trial costs two launches whatever the pool, not
+ * (warm + passes) x n dependent loads by one thread): warm rounds over the
+ * target and the candidates (a set that fits settles with the target in
+ * it), then `passes` rounds over the candidates alone (a set that
+ * overflows pushes the target out), then the timed reload of the target.
+ * Every round runs in a fresh order (no policy locks into a pattern that
+ * spares the target). */
 static int evict_trial(gx_evx *ev, uint64_t target, double hit, const uint64_t *x, size_t n,
                        int *cls)
 {
-    size_t len = (size_t)(ev->warm + ev->passes) * n + ev->warm + 1;
-    int rc = ensure_ops(ev, len);
-    uint64_t *perm = malloc((n + 1) * sizeof *perm);
-    if (rc != GX_OK || !perm) {
-        free(perm);
-        return rc != GX_OK ? rc : gx_fail(ev->ctx->msg, GX_ENOMEM, "evset: out of memory");
-    }
-    /* target + candidates, in a fresh random order each round (a set that
-     * fits settles with the target in it), then the candidates alone (a
-     * set that overflows pushes the target out), then the timed reload */
-    gx_seq_op *o = ev->ops;
-    for (uint32_t r = 0; r < ev->warm; r++) {
-        perm[0] = target;
-        memcpy(perm + 1, x, n * sizeof *perm);
-        gx_rng_shuffle_u64(&ev->ctx->rng, perm, (uint64_t)n + 1);
-        for (size_t i = 0; i <= n; i++)
-            put_op(o++, perm[i], 0);
-    }
-    for (uint32_t r = 0; r < ev->passes; r++)
-        o = put_round(ev, o, x, n, perm);
-    put_op(o++, target, 1);
-    free(perm);
-    rc = infer_seq_timed(ev->ctx, ev->ops, len, ev->sm, ev->cyc);
+    int rc = grow_lines(ev, &ev->prime, &ev->prime_cap, n + 1, "prime lines");
     if (rc != GX_OK)
         return rc;
+    ev->prime[0] = target;
+    memcpy(ev->prime + 1, x, n * sizeof *x);
+    if ((rc = infer_prime_probe(ev->ctx, ev->prime, n + 1, ev->warm, NULL, 0, ev->sm, NULL)) !=
+        GX_OK)
+        return rc;
+    /* the timed reload must not pay a page walk after a prime over many
+     * pages: a random other line of the target's page goes first and
+     * warms its translation (a fresh one each trial, so a line that
+     * happens to share the target's set cannot bias every trial) */
+    uint64_t page = ev->ctx->info->page_bytes, line = ev->ctx->line_bytes;
+    if (!line)
+        line = 128;
+    uint64_t probe[2] = {target, target};
+    size_t n_probe = 1;
+    if (page > line) {
+        n_probe = 2;
+        uint64_t lines = page / line, base = target / page * page;
+        uint64_t pick = gx_rng_below(&ev->ctx->rng, lines - 1);
+        if (base + pick * line >= target / line * line)
+            pick++; /* never the target's own line */
+        probe[0] = base + pick * line;
+    }
+    double cyc[2] = {NAN, NAN};
+    if ((rc = infer_prime_probe(ev->ctx, x, n, ev->passes, probe + 2 - n_probe, n_probe, ev->sm,
+                                cyc)) != GX_OK)
+        return rc;
     ev->trials++;
-    *cls = classify(ev, ev->cyc[0], hit);
+    *cls = classify(ev, cyc[n_probe - 1], hit);
     return GX_OK;
 }
 

@@ -64,6 +64,8 @@ typedef struct gx_evx {
     size_t cyc_cap;
     uint64_t *scratch;
     size_t scratch_cap;
+    uint64_t *prime; /* target + candidates of an eviction trial */
+    size_t prime_cap;
 } gx_evx;
 
 /* Outcome of one reduction. */

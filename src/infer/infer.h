@@ -51,6 +51,8 @@ typedef struct gx_infer {
                                the next L2 level (near-far) or DRAM; threshold is between */
     double dram_seq_latency;/* (helper A) cold-miss latency as seq measures it */
     double chase_hit_latency; /* (helper A) chase mean per access on the first plateau */
+    double far_stream_extra;  /* near-far: extra cycles of back-to-back far hits (NaN: not
+                                 measured) */
     double pair_noise;      /* (helper A) sigma of a probe pair's delta (infer_probe_pairs) */
     double miss_delta;      /* (helper A) delta (skew-free extra cycles) of the next level */
     double dram_delta;      /* (helper A) delta of a DRAM miss over a first-level hit */
@@ -74,6 +76,9 @@ typedef struct gx_infer {
     /* slices */
     uint32_t slices, partitions;
     gx_hash_fn slice_hash;
+    double progress_t0;             /* monotonic seconds of the first progress line */
+    struct gx_slicepred *slicepred; /* the slices stage's predictor (owned), or NULL: the
+                                       ways stage's guided pools reuse it */
 
     /* sets */
     uint32_t sets_per_slice;

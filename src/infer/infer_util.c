@@ -94,12 +94,13 @@ int infer_chase(gx_infer *ctx, const uint64_t *chain, size_t n, uint32_t warm_ro
     return rc;
 }
 
-int infer_prime_probe(gx_infer *ctx, const uint64_t *prime, size_t n_prime, const uint64_t *probe,
-                      size_t n_probe, uint32_t sm, double *cycles)
+int infer_prime_probe(gx_infer *ctx, const uint64_t *prime, size_t n_prime, uint32_t rounds,
+                      const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles)
 {
     int rc = GX_EUNSURE;
     for (int i = 0; i < INFER_RETRIES && rc == GX_EUNSURE; i++)
-        rc = gx_target_prime_probe(ctx->t, prime, n_prime, probe, n_probe, sm, cycles, ctx->msg);
+        rc = gx_target_prime_probe_rounds(ctx->t, prime, n_prime, rounds, probe, n_probe, sm,
+                                          cycles, ctx->msg);
     return rc;
 }
 

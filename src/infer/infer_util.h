@@ -59,9 +59,9 @@ int infer_seq_timed(gx_infer *ctx, const gx_seq_op *ops, size_t n, uint32_t sm, 
 /* gx_target_chase, retried while GX_EUNSURE. max_timed_steps 0 = all. */
 int infer_chase(gx_infer *ctx, const uint64_t *chain, size_t n, uint32_t warm_rounds,
                 uint32_t timed_rounds, uint64_t max_timed_steps, uint32_t sm, double *mean_cycles);
-/* gx_target_prime_probe, retried while GX_EUNSURE. */
-int infer_prime_probe(gx_infer *ctx, const uint64_t *prime, size_t n_prime, const uint64_t *probe,
-                      size_t n_probe, uint32_t sm, double *cycles);
+/* gx_target_prime_probe_rounds, retried while GX_EUNSURE. */
+int infer_prime_probe(gx_infer *ctx, const uint64_t *prime, size_t n_prime, uint32_t rounds,
+                      const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles);
 
 /* ---- latencies ----------------------------------------------------------- */
 

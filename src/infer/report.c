@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "infer.h"
 
@@ -29,9 +30,14 @@ void infer_progress(gx_infer *ctx, const char *fmt, ...)
 {
     if (!ctx->progress)
         return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (ctx->progress_t0 <= 0)
+        ctx->progress_t0 = now;
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuxray: ", stderr);
+    fprintf(stderr, "gpuxray: [%6.1f s] ", now - ctx->progress_t0);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -72,10 +78,10 @@ void gx_report_print(const gx_report *r, FILE *out)
                                  : "");
     }
     fputc('\n', out);
-    fprintf(out, "%-8s  %-10s  %12s  %14s  %9s  %s\n", "stage", "status", "calls", "accesses",
-            "seconds", "note");
-    rule(out, 80);
-    uint64_t calls = 0, acc = 0;
+    fprintf(out, "%-8s  %-10s  %12s  %14s  %14s  %9s  %s\n", "stage", "status", "calls",
+            "accesses", "serial", "seconds", "note");
+    rule(out, 96);
+    uint64_t calls = 0, acc = 0, ser = 0;
     double secs = 0;
     for (int i = 0; i < r->n_stages; i++) {
         const gx_stage_cost *s = &r->stages[i];
@@ -83,13 +89,14 @@ void gx_report_print(const gx_report *r, FILE *out)
                          : s->status == GX_EUNSURE ? "unsure"
                          : s->status == GX_EUNSUPPORTED ? "not built"
                                                        : gx_errname(s->status);
-        fprintf(out, "%-8s  %-10s  %12llu  %14llu  %9.2f  %s\n", s->stage, st,
-                (unsigned long long)s->calls, (unsigned long long)s->accesses, s->seconds,
-                s->note);
+        fprintf(out, "%-8s  %-10s  %12llu  %14llu  %14llu  %9.2f  %s\n", s->stage, st,
+                (unsigned long long)s->calls, (unsigned long long)s->accesses,
+                (unsigned long long)s->serial_accesses, s->seconds, s->note);
         calls += s->calls;
         acc += s->accesses;
+        ser += s->serial_accesses;
         secs += s->seconds;
     }
-    fprintf(out, "%-8s  %-10s  %12llu  %14llu  %9.2f\n", "total", "", (unsigned long long)calls,
-            (unsigned long long)acc, secs);
+    fprintf(out, "%-8s  %-10s  %12llu  %14llu  %14llu  %9.2f\n", "total", "",
+            (unsigned long long)calls, (unsigned long long)acc, (unsigned long long)ser, secs);
 }

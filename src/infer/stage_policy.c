@@ -651,7 +651,7 @@ static double observed_hr(const pol_data *d, int p, size_t skip)
 
 /* P of plru-rand:P: the grid point whose hit rates fit best. */
 static int estimate_p(const pol_data *d, uint16_t *cnt, uint8_t *det, uint8_t *hits,
-                      double *best_p, gx_msg *msg)
+                      double *best_p, double *best_chi2, gx_msg *msg)
 {
     static const double grid[] = {0.01, 0.02, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.75, 1.0};
     double best = INFINITY;
@@ -668,6 +668,7 @@ static int estimate_p(const pol_data *d, uint16_t *cnt, uint8_t *det, uint8_t *h
             *best_p = grid[g];
         }
     }
+    *best_chi2 = best;
     return GX_OK;
 }
 
@@ -859,9 +860,16 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
         runner = second;
     }
     if (chosen >= 0 && sc[chosen].randomized && strncmp(sc[chosen].spec, "plru-rand", 9) == 0) {
-        int rc = estimate_p(d, w->cnt, w->det, w->hits, &p_est, ctx->msg);
+        double chi2_est = NAN, p_chosen = NAN;
+        int rc = estimate_p(d, w->cnt, w->det, w->hits, &p_est, &chi2_est, ctx->msg);
         if (rc != GX_OK)
             return rc;
+        /* the registry lists a few values of P; when another P fits the hit
+         * rates clearly better, the policy is plru-rand with a P the
+         * registry does not hold: not the chosen candidate */
+        if (sscanf(sc[chosen].spec + 9, ":%lf", &p_chosen) == 1 && isfinite(chi2_est) &&
+            fabs(p_est - p_chosen) > 1e-9 && sc[chosen].chi2 - chi2_est >= POL_CLOSE_LL)
+            conf = fmin(conf, 0.5);
     }
     report_policy(ctx, d, sc, chosen >= 0 ? chosen : best, runner, chosen, conf, margin, p_est,
                   active);

@@ -244,6 +244,35 @@ static uint32_t table_distinct(const gx_hash_fn *h)
     return d;
 }
 
+/* A slice hash spreads lines evenly over its slices. Classes that hold
+ * about a multiple of the smallest class's share are slices the
+ * fingerprints cannot tell apart (on an H200: 34-74 classes of 22, 44, 88,
+ * 132 table entries, i.e. merged atomic classes of 22). *smallest gets the
+ * smallest class's entries. 1: uneven beyond what rounding explains. */
+static int classes_merged(const gx_hash_fn *h, uint32_t *smallest, uint32_t *largest)
+{
+    *smallest = *largest = 0;
+    if (!h->table)
+        return 0; /* linear: every class exactly once */
+    size_t n = (size_t)1 << h->n_masks;
+    uint32_t cnt[SL_MAX_CLASSES] = {0}, classes = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h->table[i] < SL_MAX_CLASSES && cnt[h->table[i]]++ == 0)
+            classes++;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t c = 0; c < SL_MAX_CLASSES; c++)
+        if (cnt[c]) {
+            lo = cnt[c] < lo ? cnt[c] : lo;
+            hi = cnt[c] > hi ? cnt[c] : hi;
+        }
+    if (!classes)
+        return 0;
+    *smallest = lo;
+    *largest = hi;
+    double share = (double)n / classes;
+    return hi >= 2 && (double)hi > 1.6 * ceil(share) && (double)hi >= 1.8 * lo;
+}
+
 static double hash_confidence(const gx_slicepred_summary *s)
 {
     if (s->verify_errors)
@@ -267,6 +296,10 @@ static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
     int hash_in = hconf >= 0.9 && (pr->method == 2 ? (pr->partitions > 1 && shown == s->classes &&
                                                       p->l2.topology == GX_TOPO_NEAR_FAR)
                                                    : shown == slices);
+    uint32_t smallest = 0, largest = 0;
+    int merged = classes_merged(h, &smallest, &largest);
+    if (merged) /* the class count is a lower bound; the hash is coarser than the slices */
+        hconf = fmin(hconf, 0.5);
     double sconf = pr->method == 2 ? fmin(hconf, 0.95) : hconf;
     ctx->slices = slices;
     ctx->partitions = pr->partitions;
@@ -281,6 +314,15 @@ static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
     snprintf(m, sizeof m, "%u fingerprint classes over %u SMs x %u reloads%s", s->classes, s->sms,
              s->reps, pr->method == 2 ? " x partitions (copies in near partition)" : "");
     infer_report_row(ctx, "l2.slices", v, m, sconf, sconf >= 0.9);
+    if (merged) {
+        size_t n = (size_t)1 << h->n_masks;
+        snprintf(v, sizeof v, "%u to %u of %zu entries", smallest, largest, n);
+        snprintf(m, sizeof m,
+                 "uneven: classes merge slices the fingerprints cannot separate (about %.0f "
+                 "classes of %u entries)",
+                 (double)n / smallest, smallest);
+        infer_report_row(ctx, "slice class sizes", v, m, NAN, 0);
+    }
 
     int part_in = pr->partitions && pr->conf >= 0.9 && slices % pr->partitions == 0;
     if (part_in) {
@@ -353,10 +395,12 @@ int gx_stage_slices(gx_infer *ctx)
         return rc;
     gx_slicepred_summary s;
     gx_slicepred_get_summary(sp, &s);
-    infer_progress(ctx, "slices: %u classes, %d masks%s, %llu/%llu held-out lines agree",
+    infer_progress(ctx,
+                   "slices: %u classes, %d masks%s, %llu/%llu held-out lines agree (%u attempts, "
+                   "%llu structure lines given their nearest class)",
                    s.classes, s.k, s.linear ? "" : " + table",
                    (unsigned long long)(s.verified - s.verify_errors),
-                   (unsigned long long)s.verified);
+                   (unsigned long long)s.verified, s.attempts, (unsigned long long)s.forced);
 
     parts_result pr;
     memset(&pr, 0, sizeof pr);
@@ -389,6 +433,11 @@ int gx_stage_slices(gx_infer *ctx)
         write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured);
         gx_hash_clear(&h);
     }
-    gx_slicepred_free(sp);
+    /* kept for the ways stage's slice-guided pools (learning again costs
+     * as much as this stage did) */
+    gx_slicepred_free(ctx->slicepred);
+    ctx->slicepred = rc == GX_OK ? sp : NULL;
+    if (rc != GX_OK)
+        gx_slicepred_free(sp);
     return rc;
 }

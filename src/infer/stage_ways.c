@@ -158,12 +158,12 @@ static int one_set(gx_infer *ctx, gx_evx *ev, uint64_t npages, uint32_t line, ui
 
 /* ---- slice-guided pools ------------------------------------------------------ */
 
-/* State of the slice-guided mode: a slice predictor (learned here: the
- * slices stage keeps only the reference page's hash), the pool pages (a
- * random sample of the arena) and their identification, cached across
- * targets. */
+/* State of the slice-guided mode: a slice predictor (the slices stage's,
+ * or learned here when that stage did not run), the pool pages (a random
+ * sample of the arena) and their identification, cached across targets. */
 typedef struct guided {
     gx_slicepred *sp;
+    int own_sp;                 /* sp learned here (freed here) */
     uint64_t *pages;            /* page numbers of the pool pages */
     gx_slicepred_page *id;      /* their identification (component -1: failed) */
     uint32_t n_pages, n_ident;  /* pool pages, pages identified so far */
@@ -175,7 +175,7 @@ typedef struct guided {
 
 static void guided_free(guided *g)
 {
-    if (g->sp)
+    if (g->sp && g->own_sp)
         gx_slicepred_free(g->sp);
     free(g->pages);
     free(g->id);
@@ -215,9 +215,14 @@ static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
     o.region_bytes = npages * page;
     o.timer_noise_cycles = ctx->have_timer ? ctx->timer_noise : 0;
     o.seed = gx_rng_next(&ctx->rng);
-    int rc = gx_slicepred_learn(ctx->t, &o, &g->sp, ctx->msg);
-    if (rc != GX_OK)
-        return rc;
+    if (ctx->slicepred) {
+        g->sp = ctx->slicepred;
+    } else {
+        int rc = gx_slicepred_learn(ctx->t, &o, &g->sp, ctx->msg);
+        if (rc != GX_OK)
+            return rc;
+        g->own_sp = 1;
+    }
     gx_slicepred_summary sum;
     gx_slicepred_get_summary(g->sp, &sum);
     g->classes = sum.classes;
@@ -393,7 +398,9 @@ static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_
     if (!run->guided) {
         uint32_t warm = ev->warm, passes = ev->passes;
         rc = one_set(ctx, ev, npages, line, pool, res, n_pool);
-        if (rc != GX_EUNSURE || !res->no_pool)
+        /* no congruent lines in the pool, or (before any set was found) a
+         * reduction that never settled: same-offset pools do not serve */
+        if (rc != GX_EUNSURE || (!res->no_pool && run->n > 0))
             return rc;
         /* a pool without congruent lines says nothing about trial lengths:
          * undo the restart's escalation */
@@ -401,8 +408,8 @@ static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_
         ev->passes = passes;
         /* same-offset lines are rarely congruent (hash bits above the
          * page): switch to slice-guided pools for good */
-        infer_progress(ctx, "ways: same-offset pool does not evict; learning slices for "
-                            "guided pools");
+        infer_progress(ctx, "ways: same-offset pool %s; slice-guided pools from now on",
+                       res->no_pool ? "does not evict" : "gave no consistent set");
         if ((rc = guided_init(ctx, npages, g)) != GX_OK) {
             run->guided_failed = 1;
             return rc == GX_EUNSURE ? gx_fail(ctx->msg, GX_EUNSURE,
@@ -443,19 +450,27 @@ int gx_stage_ways(gx_infer *ctx)
     memset(&g, 0, sizeof g);
     gx_msg keep;
     keep.text[0] = '\0';
+    uint64_t *pools[WAYS_MAX_SETS + 1] = {0}; /* guided pool of evsets[i] */
+    size_t n_pools[WAYS_MAX_SETS + 1] = {0};
+    int no_pool_run = 0;
     uint32_t w = 0;
     int agree = 0;
     for (int t = 0; t < WAYS_MAX_TRIES && run.n < WAYS_MAX_SETS; t++) {
         gx_evx_result res;
         memset(&res, 0, sizeof res);
         size_t n_pool = 0;
+        int translated_before = run.translated;
         rc = next_set(ctx, &ev, &run, &g, npages, pool, &res, &n_pool);
         if (rc == GX_EUNSURE) {
             run.failed++;
             snprintf(keep.text, sizeof keep.text, "%s", ctx->msg->text);
             rc = GX_OK;
-            if ((res.no_pool && run.guided) || run.guided_failed)
-                break; /* even a guided pool does not evict: no point in more */
+            /* even guided pools do not evict (twice running, so one page
+             * the predictor got wrong does not end the stage): no point in
+             * more */
+            no_pool_run = res.no_pool && run.guided ? no_pool_run + 1 : 0;
+            if (no_pool_run >= 2 || run.guided_failed)
+                break;
             continue;
         }
         if (rc != GX_OK)
@@ -469,12 +484,16 @@ int gx_stage_ways(gx_infer *ctx)
         run.n++;
         if ((rc = keep_evset(ctx, &res)) != GX_OK)
             break;
-        if (run.guided && ctx->n_evsets == 1 && !ctx->evset_pool && g.pool && n_pool) {
-            /* the policy stage needs more lines congruent with this set */
-            ctx->evset_pool = malloc(n_pool * sizeof *ctx->evset_pool);
-            if (ctx->evset_pool) {
-                memcpy(ctx->evset_pool, g.pool, n_pool * sizeof *ctx->evset_pool);
-                ctx->n_evset_pool = n_pool;
+        no_pool_run = 0;
+        if (run.guided && run.translated == translated_before && g.pool && n_pool &&
+            ctx->n_evsets <= WAYS_MAX_SETS &&
+            !pools[ctx->n_evsets - 1]) {
+            /* the policy stage needs more lines congruent with a set: keep
+             * each set's pool until the majority size is known */
+            pools[ctx->n_evsets - 1] = malloc(n_pool * sizeof **pools);
+            if (pools[ctx->n_evsets - 1]) {
+                memcpy(pools[ctx->n_evsets - 1], g.pool, n_pool * sizeof **pools);
+                n_pools[ctx->n_evsets - 1] = n_pool;
             }
         }
         infer_progress(ctx, "ways: set %d: %u lines (%llu tests, prefix %u of %llu)", run.n,
@@ -486,6 +505,9 @@ int gx_stage_ways(gx_infer *ctx)
     }
     free(pool);
     guided_free(&g);
+    if (rc != GX_OK || run.n < 3)
+        for (int i = 0; i <= WAYS_MAX_SETS; i++)
+            free(pools[i]);
     if (rc != GX_OK) {
         gx_evx_free(&ev);
         return rc;
@@ -502,12 +524,20 @@ int gx_stage_ways(gx_infer *ctx)
     /* keep only the sets of the majority size, first */
     int k = 0;
     for (int i = 0; i < ctx->n_evsets; i++) {
-        if (ctx->evsets[i].n == w)
+        if (ctx->evsets[i].n == w) {
+            if (k == 0 && i <= WAYS_MAX_SETS && pools[i]) { /* the first kept set's pool */
+                ctx->evset_pool = pools[i];
+                ctx->n_evset_pool = n_pools[i];
+                pools[i] = NULL;
+            }
             ctx->evsets[k++] = ctx->evsets[i];
-        else
+        } else {
             free(ctx->evsets[i].lines);
+        }
     }
     ctx->n_evsets = k;
+    for (int i = 0; i <= WAYS_MAX_SETS; i++)
+        free(pools[i]);
     ctx->evsets_generation = ctx->arena_generation;
     ctx->ways_gap = ev.gap;
     ctx->ways = in_profile ? w : 0;
