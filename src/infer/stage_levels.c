@@ -442,9 +442,15 @@ static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
         rc = chase_footprint(s, f, &y, &n); /* two passes: exclusive levels settle */
     if (rc != GX_OK)
         return rc;
+    int k = LV_FAR_PROBES > (int)n ? (int)n : LV_FAR_PROBES;
+    infer_pick_distinct(&ctx->rng, s->chain, n, (size_t)k, s->probe);
+    if ((rc = infer_probe_pairs(ctx, s->probe, (size_t)k, 0, NULL, s->delta)) != GX_OK)
+        return rc;
     /* Far hits back to back: the chase's next lines (the oldest: after it
      * they sit in the far level, or beyond), walked on in chain order, then
-     * reloaded (near hits): each delta is a far hit that followed a far hit */
+     * reloaded (near hits): each delta is a far hit that followed a far hit.
+     * After the pair probes, which it would otherwise disturb (the few
+     * probed lines among them are near hits, outside the far band). */
     size_t ns = n / 8 < LV_STREAM_LINES ? n / 8 : LV_STREAM_LINES;
     size_t pos = n >= LV_TIMED_STEPS ? (size_t)(LV_TIMED_STEPS % n) : 0;
     double sd[LV_STREAM_LINES];
@@ -461,10 +467,6 @@ static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
         for (size_t j = 0; j < ns; j++)
             sd[j] = cyc[j] - cyc[ns + j];
     }
-    int k = LV_FAR_PROBES > (int)n ? (int)n : LV_FAR_PROBES;
-    infer_pick_distinct(&ctx->rng, s->chain, n, (size_t)k, s->probe);
-    if ((rc = infer_probe_pairs(ctx, s->probe, (size_t)k, 0, NULL, s->delta)) != GX_OK)
-        return rc;
     double x[LV_FAR_PROBES];
     size_t m = 0;
     double hi = s->dram_delta + fmax(6 * s->noise, 0.5 * s->dram_delta);
