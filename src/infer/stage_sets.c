@@ -724,6 +724,20 @@ static int collect_e0(sets_ctx *s, const gx_slicepred_page *pgt, uint64_t *e0, u
     return rc;
 }
 
+
+/* Identify the target's page with the slices stage's predictor, measuring
+ * at most 1% of its lines (at least 16). 1: pg holds its component. */
+static int identify_target_page(sets_ctx *s, gx_slicepred_page *pg)
+{
+    gx_msg m;
+    memset(pg, 0, sizeof *pg);
+    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
+    if (max_lines < 16)
+        max_lines = 16;
+    return gx_slicepred_identify(s->ctx->slicepred, s->base, max_lines, pg, &m) == GX_OK &&
+           pg->component >= 0;
+}
+
 /* More congruences across slice cosets (a table slice hash, XOR sets):
  * with E0 (collect_e0), the set E0 xor d1 evicts T xor d1 (every line
  * moves to the absolute coset a0 xor S(d1), one slice, and the XOR set
@@ -740,13 +754,7 @@ static int cross_coset_pairs(sets_ctx *s, uint64_t *masks, const uint64_t *m0, i
     if (!ctx->slicepred || !tab)
         return GX_OK;
     gx_slicepred_page pgt;
-    gx_msg m;
-    memset(&pgt, 0, sizeof pgt);
-    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
-    if (gx_slicepred_identify(ctx->slicepred, s->base, max_lines, &pgt, &m) != GX_OK ||
-        pgt.component < 0)
+    if (!identify_target_page(s, &pgt))
         return GX_OK;
     uint64_t a0 = abs_coset(s, &pgt, s->toff), nx = (uint64_t)1 << s->ns;
     if (gx_slicepred_predict(ctx->slicepred, &pgt, s->base + s->toff) != (int)tab[a0])
@@ -2119,13 +2127,7 @@ static void pin_page_h(sets_ctx *s)
     if (s->nh <= 1 || !ctx->slicepred || !tab)
         return;
     gx_slicepred_page pg;
-    gx_msg m;
-    memset(&pg, 0, sizeof pg);
-    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
-    if (gx_slicepred_identify(ctx->slicepred, s->base, max_lines, &pg, &m) != GX_OK ||
-        pg.component < 0 || pg.z >> s->ns)
+    if (!identify_target_page(s, &pg) || pg.z >> s->ns)
         return;
     uint64_t a0 = slice_bits(s, s->toff) ^ pg.z;
     if (gx_slicepred_predict(ctx->slicepred, &pg, s->base + s->toff) != (int)tab[a0])
