@@ -285,6 +285,35 @@ static int in_sorted(const uint64_t *v, size_t n, uint64_t x)
     return 0;
 }
 
+/* The step that value bit i makes in a value mod m, up to its sign:
+ * min(2^i mod m, m - 2^i mod m). Bits with equal steps are the ones a fit
+ * can swap. */
+static uint64_t bit_step(int i, uint32_t m)
+{
+    uint64_t k = ((uint64_t)1 << i) % m;
+    return k < m - k ? k : m - k;
+}
+
+/* The span of a congruence class's translations, robustly: a difference
+ * d = member ^ toff enters only when it maps at least 80% of the sorted
+ * class ct onto members. A stray false positive (or a missed member) does
+ * not hide a direction; one that flips set-index bits keeps at most about
+ * a quarter of the class. */
+static void class_span(const uint64_t *ct, size_t nct, uint64_t toff, gx_gf2_basis *b)
+{
+    gx_gf2_basis_init(b);
+    for (size_t i = 0; i < nct; i++) {
+        uint64_t dd = ct[i] ^ toff;
+        if (!dd || gx_gf2_basis_contains(b, dd))
+            continue;
+        size_t support = 0;
+        for (size_t j = 0; j < nct; j++)
+            support += (size_t)in_sorted(ct, nct, ct[j] ^ dd);
+        if (support * 10 >= nct * 8)
+            gx_gf2_basis_add(b, dd);
+    }
+}
+
 /* Lowest-weight vector of v xor span(null). */
 static uint64_t min_weight(uint64_t v, const uint64_t *null, int nn)
 {
@@ -1173,8 +1202,7 @@ static int fit_value_bits(mod_fit *f, uint64_t *a_out, uint64_t *beta_out)
             if (!consistent)
                 continue;
             for (int i = 0; i < f->n; i++) {
-                uint64_t t2 = ((uint64_t)1 << i) % m;
-                int32_t c2 = (int32_t)(t2 < m - t2 ? t2 : m - t2);
+                int32_t c2 = (int32_t)bit_step(i, m);
                 if (c2 == step && fs.ncand[i] < 16)
                     fs.cand[i][fs.ncand[i]++] = u;
             }
@@ -1842,6 +1870,7 @@ static int masks_reproduce_c(const sets_ctx *s, const mod_fit *full, const uint6
     return ok;
 }
 
+
 /* The fitted frame may be the true one composed with a symmetry of the
  * partition that needs a constant (e.g. bits 1 and 3 mod 5 swapped and
  * complemented); the linear lift then needs the inverse bit permutation.
@@ -1857,12 +1886,9 @@ static int perm_search(const sets_ctx *s, const mod_fit *full, const uint64_t *o
             res[r] = out[perm[r]];
         return masks_reproduce(s, full, res, n, m);
     }
-    uint64_t ki = ((uint64_t)1 << i) % m;
-    ki = ki < m - ki ? ki : m - ki;
+    uint64_t ki = bit_step(i, m);
     for (int j = 0; j < n; j++) {
-        uint64_t kj = ((uint64_t)1 << j) % m;
-        kj = kj < m - kj ? kj : m - kj;
-        if (used[j] || kj != ki)
+        if (used[j] || bit_step(j, m) != ki)
             continue;
         used[j] = 1;
         perm[i] = j;
@@ -2467,12 +2493,9 @@ static int lift_frames(sets_ctx *s, const mod_fit *full, const uint64_t *fm, int
         (*tries)++;
         return lift_checked(s, full, pm, n, m, out);
     }
-    uint64_t ki = ((uint64_t)1 << i) % m;
-    ki = ki < m - ki ? ki : m - ki;
+    uint64_t ki = bit_step(i, m);
     for (int j = 0; j < n; j++) {
-        uint64_t kj = ((uint64_t)1 << j) % m;
-        kj = kj < m - kj ? kj : m - kj;
-        if (used[j] || kj != ki)
+        if (used[j] || bit_step(j, m) != ki)
             continue;
         used[j] = 1;
         perm[i] = j;
@@ -2538,20 +2561,7 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         ck = s->k;
     } else {
         gx_gf2_basis zb;
-        gx_gf2_basis_init(&zb);
-        for (size_t i = 0; i < nct; i++) {
-            uint64_t dd = ct[i] ^ s->toff;
-            if (!dd || gx_gf2_basis_contains(&zb, dd))
-                continue;
-            /* robust: a stray false positive (or a missed member) must
-             * not hide a direction; one that flips value bits keeps at
-             * most about a quarter of the class */
-            size_t support = 0;
-            for (size_t j = 0; j < nct; j++)
-                support += (size_t)in_sorted(ct, nct, ct[j] ^ dd);
-            if (support * 10 >= nct * 8)
-                gx_gf2_basis_add(&zb, dd);
-        }
+        class_span(ct, nct, s->toff, &zb);
         for (int i = 0; i < zb.n; i++)
             z[nz++] = zb.v[i];
         for (int i = 0; i < s->k; i++)
@@ -2810,17 +2820,7 @@ int gx_stage_sets(gx_infer *ctx)
          * invariance): a stray false positive does not enter it */
         uint64_t d[64];
         gx_gf2_basis b;
-        gx_gf2_basis_init(&b);
-        for (size_t i = 0; i < nct; i++) {
-            uint64_t dd = ct[i] ^ s.toff;
-            if (!dd || gx_gf2_basis_contains(&b, dd))
-                continue;
-            size_t support = 0;
-            for (size_t j = 0; j < nct; j++)
-                support += (size_t)in_sorted(ct, nct, ct[j] ^ dd);
-            if (support * 10 >= nct * 8)
-                gx_gf2_basis_add(&b, dd);
-        }
+        class_span(ct, nct, s.toff, &b);
         if (b.n < 63 && nct > ((size_t)1 << b.n) &&
             nct - ((size_t)1 << b.n) <= 4 + ((size_t)1 << b.n) / 4) {
             /* a few strays: keep the members of T xor span(b) */
