@@ -19,22 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "gpuxray/clock.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/trace.h"
 
 #ifndef GX_SOURCE_DIR
 #define GX_SOURCE_DIR "."
 #endif
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what, const gx_msg *m)
 {
@@ -56,9 +49,9 @@ static double run_memory(const gx_profile *p, const gx_trace *t, double *hit_rat
     gx_msg m;
     if (gx_tsim_new(p, &cfg, &s, &m))
         die("model", &m);
-    double t0 = now_s();
+    double t0 = gx_monotonic_seconds();
     gx_tsim_run(s, t->rec, t->n);
-    double dt = now_s() - t0;
+    double dt = gx_monotonic_seconds() - t0;
     gx_tsim_stats st;
     gx_tsim_get_stats(s, &st);
     *hit_rate = st.level_accesses[0] ? (double)st.level_hits[0] / (double)st.level_accesses[0] : 0;
@@ -70,7 +63,7 @@ static double run_memory(const gx_profile *p, const gx_trace *t, double *hit_rat
 static double run_file(const gx_profile *p, const char *path, uint64_t expect_n)
 {
     gx_msg m;
-    double t0 = now_s();
+    double t0 = gx_monotonic_seconds();
     gx_trace t;
     gx_trace_init(&t);
     if (gx_trace_read(path, p->device.sm_count, &t, &m))
@@ -84,7 +77,7 @@ static double run_file(const gx_profile *p, const char *path, uint64_t expect_n)
     FILE *null = fopen("/dev/null", "w");
     gx_tsim_write_json(s, null);
     fclose(null);
-    double dt = now_s() - t0;
+    double dt = gx_monotonic_seconds() - t0;
     if (t.n != expect_n) {
         fprintf(stderr, "bench_model: %s: %llu records, %llu expected\n", path,
                 (unsigned long long)t.n, (unsigned long long)expect_n);

@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "gpuxray/clock.h"
 #include "gpuxray/generate.h"
 #include "gpuxray/hash.h"
 #include "gpuxray/profile.h"
@@ -35,13 +35,6 @@
 #ifndef GX_SOURCE_DIR
 #define GX_SOURCE_DIR "."
 #endif
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The truth's hash bits of in-page offset x (frame unknown: bits above the
  * page left out), and the truth slice under a constant c on those bits. */
@@ -136,7 +129,7 @@ int main(int argc, char **argv)
     const uint32_t budget = (uint32_t)(page_lines / 100);
 
     /* learn */
-    double t0 = now_s();
+    double t0 = gx_monotonic_seconds();
     gx_target_stats s0, s1, s2;
     int rc = gx_target_arena(t, 256 * page, &msg); /* room for many page components */
     gx_slicepred_opts o;
@@ -152,7 +145,7 @@ int main(int argc, char **argv)
         return 1;
     }
     gx_target_get_stats(t, &s1);
-    double t_learn = now_s() - t0;
+    double t_learn = gx_monotonic_seconds() - t0;
     gx_slicepred_summary sum;
     gx_slicepred_get_summary(sp, &sum);
 
@@ -181,7 +174,7 @@ int main(int argc, char **argv)
     gx_rng r;
     gx_rng_seed(&r, seed ^ 0xbe7c4ULL);
     uint64_t done = 0, err_meas = 0, err_truth = 0, id_max = 0, id_total = 0, unknown = 0;
-    t0 = now_s();
+    t0 = gx_monotonic_seconds();
     for (uint64_t p = 0; p < pages && rc == GX_OK; p++) {
         gx_slicepred_page pg;
         uint64_t base = p * page;
@@ -211,7 +204,7 @@ int main(int argc, char **argv)
         done += n;
     }
     gx_target_get_stats(t, &s2);
-    double t_pred = now_s() - t0;
+    double t_pred = gx_monotonic_seconds() - t0;
     if (rc != GX_OK) {
         fprintf(stderr, "bench_slice_predict: %s\n", msg.text);
         return 1;

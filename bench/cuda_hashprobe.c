@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "gpuxray/clock.h"
 #include "gpuxray/error.h"
 #include "gpuxray/stats.h"
 #include "gpuxray/target.h"
@@ -48,13 +48,6 @@ static const uint64_t pages_a[] = {0,   1,   2,   3,   4,   5,   6,   7,    8,  
                                    24,  25,  26,  27,  28,  29,  30,  31,   63,   64,   65,   127,
                                    128, 255, 256, 257, 511, 512, 1023, 1024, 2047, 0};
 static const uint64_t pages_b[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int fail(const char *what, int rc, const gx_msg *m)
 {
@@ -114,7 +107,7 @@ static int measure(gx_target *t, const uint64_t *pages, size_t np, const uint32_
             for (uint32_t r = 0; r < reps; r++)
                 ops[n++] = (gx_seq_op){.offset = off, .kind = GX_OP_LOAD, .timed = 1};
         }
-        double t0 = now_s();
+        double t0 = gx_monotonic_seconds();
         for (uint32_t s = 0; s < NSM && rc == GX_OK; s++) {
             rc = gx_target_seq(t, ops, n, sms[s], cyc, m);
             for (uint64_t g = 0; rc == GX_OK && g < NGRAN; g++) {
@@ -124,7 +117,7 @@ static int measure(gx_target *t, const uint64_t *pages, size_t np, const uint32_
             }
         }
         fprintf(meta, "timing %s page_index %zu page %llu seconds %.3f\n", tag, p,
-                (unsigned long long)pages[p], now_s() - t0);
+                (unsigned long long)pages[p], gx_monotonic_seconds() - t0);
     }
     free(ops);
     free(cyc);
@@ -199,7 +192,7 @@ int main(int argc, char **argv)
         fprintf(meta, " %llu", (unsigned long long)pages_b[p]);
     fprintf(meta, "\narena_a_mib %llu arena_b_mib %llu\n", (unsigned long long)a_mib,
             (unsigned long long)b_mib);
-    double t0 = now_s();
+    double t0 = gx_monotonic_seconds();
     if ((rc = gx_target_arena(t, a_mib << 20, &m)) != GX_OK)
         return fail("arena A", rc, &m);
     if ((rc = warm_up(t, &m)) != GX_OK)
@@ -210,13 +203,13 @@ int main(int argc, char **argv)
         return fail("arena B", rc, &m);
     if ((rc = measure(t, pages_b, npb, sms, reps, b, meta, "b", &m)) != GX_OK)
         return fail("arena B", rc, &m);
-    fprintf(meta, "total_seconds %.2f\n", now_s() - t0);
+    fprintf(meta, "total_seconds %.2f\n", gx_monotonic_seconds() - t0);
     fclose(meta);
     if (write_file(dir, "a.u8", a, npa * NGRAN * NSM) || write_file(dir, "b.u8", b, npb * NGRAN * NSM)) {
         fprintf(stderr, "cuda_hashprobe: cannot write the data files\n");
         return 1;
     }
-    fprintf(stderr, "cuda_hashprobe: done in %.1f s\n", now_s() - t0);
+    fprintf(stderr, "cuda_hashprobe: done in %.1f s\n", gx_monotonic_seconds() - t0);
     free(a);
     free(b);
     gx_target_close(t);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpuxray/clock.h"
 #include "gpuxray/error.h"
 #include "gpuxray/rng.h"
 #include "gpuxray/stats.h"
@@ -43,13 +44,6 @@ typedef struct opts {
 } opts;
 
 static int failures, passes;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void check(int ok, const char *what, double value)
 {
@@ -360,13 +354,13 @@ static int cmd_curve(const opts *o)
         return die(rc, &m);
     fprintf(f, "sm,footprint_bytes,lines,warm_rounds,timed_steps,mean_cycles,seconds\n");
     for (size_t i = 0; i < nf; i++) {
-        double mean = 0, t0 = now_s();
+        double mean = 0, t0 = gx_monotonic_seconds();
         uint64_t w = 0, s = 0;
         if ((rc = chase_mean(t, 0, fp[i], o->sm, 100 + i, &mean, &w, &s, &m)) != GX_OK) {
             close_out(f);
             return die(rc, &m);
         }
-        double dt = now_s() - t0;
+        double dt = gx_monotonic_seconds() - t0;
         fprintf(f, "%u,%llu,%llu,%llu,%llu,%.3f,%.3f\n", o->sm, (unsigned long long)fp[i],
                 (unsigned long long)(fp[i] / LINE), (unsigned long long)w,
                 (unsigned long long)s, mean, dt);
@@ -510,13 +504,13 @@ static int cmd_fingerprint(const opts *o)
         return 1;
     for (uint32_t j = 0; j < nsm; j++) {
         sm_ids[j] = (uint32_t)((uint64_t)(j % nsm_spread) * in->sm_count / nsm_spread);
-        double t0 = now_s();
+        double t0 = gx_monotonic_seconds();
         if ((rc = gx_target_seq(t, ops, n, sm_ids[j], cyc, &m)) != GX_OK)
             return die(rc, &m);
         for (uint64_t l = 0; l < nl; l++)
             med[l * nsm + j] = gx_median(cyc + l * reps, reps);
         fprintf(stderr, "fingerprint sm %u: %llu lines in %.2f s\n", sm_ids[j],
-                (unsigned long long)nl, now_s() - t0);
+                (unsigned long long)nl, gx_monotonic_seconds() - t0);
     }
     FILE *f = open_out(o->out);
     if (!f)
@@ -613,7 +607,7 @@ static int run_case(gx_target *t, const call_case *k, double *per_call_us, gx_ms
     }
     for (size_t i = 0; i < 256 && prime; i++)
         prime[i] = 2 * MIB + i * LINE;
-    double t0 = now_s(), mean;
+    double t0 = gx_monotonic_seconds(), mean;
     for (int c = 0; rc == GX_OK && c < k->calls; c++) {
         gx_chase_req q = {.offsets = (k->kind == 2 && (c & 1)) ? b : a, .n = k->n,
                           .warm_rounds = 1, .timed_rounds = 1, .sm = (uint32_t)c % 8};
@@ -624,7 +618,7 @@ static int run_case(gx_target *t, const call_case *k, double *per_call_us, gx_ms
         else
             rc = gx_target_chase(t, &q, &mean, m);
     }
-    *per_call_us = 1e6 * (now_s() - t0) / k->calls;
+    *per_call_us = 1e6 * (gx_monotonic_seconds() - t0) / k->calls;
     free(ops);
     free(a);
     free(b);

@@ -22,17 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "gpuxray/clock.h"
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/target.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int usage(void)
 {
@@ -78,7 +71,7 @@ int main(int argc, char **argv)
     const uint64_t page = gx_target_get_info(t)->page_bytes;
     const uint64_t lpp = page / line, budget = lpp / 100;
 
-    double t0 = now_s();
+    double t0 = gx_monotonic_seconds();
     gx_target_stats s0, s1, s2;
     gx_target_get_stats(t, &s0);
     if ((rc = gx_target_arena(t, 256 * page, &m)) != GX_OK)
@@ -91,7 +84,7 @@ int main(int argc, char **argv)
     if ((rc = gx_slicepred_learn(t, &o, &sp, &m)) != GX_OK)
         return fail("learning", &m, rc);
     gx_target_get_stats(t, &s1);
-    double t_learn = now_s() - t0;
+    double t_learn = gx_monotonic_seconds() - t0;
     gx_slicepred_summary sum;
     gx_slicepred_get_summary(sp, &sum);
 
@@ -109,7 +102,7 @@ int main(int argc, char **argv)
         fprintf(f, "page,offset,predicted,measured_a,measured_b\n");
     uint64_t n_all = 0, pa = 0, pb = 0, ab = 0, stable_ok = 0, unknown = 0, id_max = 0;
     uint64_t unidentified = 0;
-    t0 = now_s();
+    t0 = gx_monotonic_seconds();
     for (uint64_t p = 0; p < pages; p++) {
         gx_slicepred_page pg;
         uint64_t base = p * page;
@@ -143,7 +136,7 @@ int main(int argc, char **argv)
         }
     }
     gx_target_get_stats(t, &s2);
-    double t_pred = now_s() - t0;
+    double t_pred = gx_monotonic_seconds() - t0;
     if (f)
         fclose(f);
     printf("target               %s (%s)\n", spec, gx_target_get_info(t)->name);

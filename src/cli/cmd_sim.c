@@ -11,9 +11,9 @@
  *   measured throughput goes to stderr. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
+#include "gpuxray/clock.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/trace.h"
 
@@ -110,13 +110,6 @@ static int parse_args(int argc, char **argv, sim_args *a)
     return GX_EXIT_OK;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int gx_cmd_sim(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -157,15 +150,15 @@ int gx_cmd_sim(int argc, char **argv)
     }
     gx_trace t;
     gx_trace_init(&t);
-    double t0 = now_seconds();
+    double t0 = gx_monotonic_seconds();
     rc = gx_trace_read(a.trace, p->device.sm_count, &t, &msg);
-    double t1 = now_seconds();
+    double t1 = gx_monotonic_seconds();
     if (rc) {
         gx_cli_error("sim: %s", msg.text);
         ex = rc == GX_ENOMEM ? GX_EXIT_FAIL : GX_EXIT_USAGE;
     } else {
         gx_tsim_run(sim, t.rec, t.n);
-        double t2 = now_seconds();
+        double t2 = gx_monotonic_seconds();
         rc = a.json ? gx_tsim_write_json(sim, stdout) : gx_tsim_write_text(sim, stdout, a.top);
         if (fflush(stdout) || rc) {
             gx_cli_error("sim: write error on standard output");

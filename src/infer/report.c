@@ -8,8 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "gpuxray/clock.h"
 #include "infer.h"
 
 void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
@@ -30,9 +30,7 @@ void infer_progress(gx_infer *ctx, const char *fmt, ...)
 {
     if (!ctx->progress)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    double now = gx_monotonic_seconds();
     if (ctx->progress_t0 <= 0)
         ctx->progress_t0 = now;
     va_list ap;

@@ -23,8 +23,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "gpuxray/clock.h"
 #include "gpuxray/stats.h"
 #include "infer_util.h"
 
@@ -32,13 +32,6 @@
 #define SETTLE_LINES 64
 #define SETTLE_STEPS 1500 /* rounds of the 64-line chain per chase: 96k steps, ~15 ms at 2 GHz */
 #define SETTLE_ROUNDS 20
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Keep SM 0 busy for SETTLE_ROUNDS chases; *mhz = the last round's clock
  * estimate, *drift = its relative change from the round before. */
@@ -54,9 +47,9 @@ static int settle_clock(gx_infer *ctx, double *mhz, double *drift)
     *mhz = NAN;
     *drift = NAN;
     for (int r = 0; r < SETTLE_ROUNDS; r++) {
-        double mean = 0, t0 = wall_now();
+        double mean = 0, t0 = gx_monotonic_seconds();
         int rc = gx_target_chase(ctx->t, &req, &mean, ctx->msg);
-        double dt = wall_now() - t0;
+        double dt = gx_monotonic_seconds() - t0;
         if (rc != GX_OK)
             return rc;
         double est = dt > 0 ? mean * (double)(SETTLE_LINES * (SETTLE_STEPS + 1)) / dt / 1e6 : 0;

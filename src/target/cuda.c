@@ -51,6 +51,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpuxray/clock.h"
+
 #include "../kernels/gx_kernels_abi.h"
 #include "cuda_debug.h"
 #include "cuda_driver.h"
@@ -101,13 +103,6 @@ typedef struct cuda_target {
     int chain_valid;
     int broken;
 } cuda_target;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cu_fail(cuda_target *c, CUresult r, int code, const char *prefix, const char *what,
                    gx_msg *msg)
@@ -176,7 +171,7 @@ static int ensure_host(void *pp, size_t *cap, size_t need, size_t elem, gx_msg *
 /* Wait for the default stream with a wall-clock limit. */
 static int wait_kernel(cuda_target *c, const char *name, double limit_s, gx_msg *msg)
 {
-    const double t0 = now_seconds();
+    const double t0 = gx_monotonic_seconds();
     unsigned long polls = 0;
     for (;;) {
         CUresult r = c->api.StreamQuery(NULL);
@@ -188,7 +183,7 @@ static int wait_kernel(cuda_target *c, const char *name, double limit_s, gx_msg 
             snprintf(what, sizeof what, "kernel %s (cuStreamQuery)", name);
             return cu_fail(c, r, GX_EDEVICE, "cuda: ", what, msg);
         }
-        if (now_seconds() - t0 > limit_s) {
+        if (gx_monotonic_seconds() - t0 > limit_s) {
             c->broken = 1;
             return gx_fail(msg, GX_ETIMEOUT,
                            "cuda: kernel %s still running after %.1f s (host wall-clock limit); "

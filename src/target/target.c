@@ -4,16 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "gpuxray/clock.h"
 
 #include "target_impl.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int gx_target_open(const char *spec, uint64_t seed, gx_target **out, gx_msg *msg)
 {
@@ -85,9 +79,9 @@ int gx_target_arena(gx_target *t, uint64_t bytes, gx_msg *msg)
                        (unsigned long long)bytes, (unsigned long long)t->info.max_arena_bytes);
     uint64_t page = t->info.page_bytes ? t->info.page_bytes : 1;
     uint64_t rounded = (bytes + page - 1) / page * page;
-    double t0 = now_seconds();
+    double t0 = gx_monotonic_seconds();
     int rc = t->ops->arena(t->impl, rounded, msg);
-    t->stats.seconds += now_seconds() - t0;
+    t->stats.seconds += gx_monotonic_seconds() - t0;
     if (rc == GX_OK)
         t->arena_bytes = rounded;
     else
@@ -122,9 +116,9 @@ int gx_target_chase(gx_target *t, const gx_chase_req *req, double *mean_cycles, 
     for (size_t i = 0; i < req->n; i++)
         if ((rc = check_offset(t, req->offsets[i], msg)) != GX_OK)
             return rc;
-    double t0 = now_seconds();
+    double t0 = gx_monotonic_seconds();
     rc = t->ops->chase(t->impl, req, mean_cycles, msg);
-    t->stats.seconds += now_seconds() - t0;
+    t->stats.seconds += gx_monotonic_seconds() - t0;
     t->stats.calls++;
     uint64_t timed = (uint64_t)req->timed_rounds * req->n;
     if (req->max_timed_steps && req->max_timed_steps < timed)
@@ -152,9 +146,9 @@ int gx_target_seq(gx_target *t, const gx_seq_op *ops, size_t n, uint32_t sm, dou
             acc++;
         }
     }
-    double t0 = now_seconds();
+    double t0 = gx_monotonic_seconds();
     rc = t->ops->seq(t->impl, ops, n, sm, cycles, msg);
-    t->stats.seconds += now_seconds() - t0;
+    t->stats.seconds += gx_monotonic_seconds() - t0;
     t->stats.calls++;
     t->stats.accesses += acc;
     t->stats.serial_accesses += acc;
@@ -180,9 +174,9 @@ int gx_target_prime_probe_rounds(gx_target *t, const uint64_t *prime, size_t n_p
     for (size_t i = 0; i < n_probe; i++)
         if ((rc = check_offset(t, probe[i], msg)) != GX_OK)
             return rc;
-    double t0 = now_seconds();
+    double t0 = gx_monotonic_seconds();
     rc = t->ops->prime_probe(t->impl, prime, n_prime, rounds, probe, n_probe, sm, cycles, msg);
-    t->stats.seconds += now_seconds() - t0;
+    t->stats.seconds += gx_monotonic_seconds() - t0;
     t->stats.calls++;
     t->stats.accesses += (uint64_t)n_prime * rounds + n_probe;
     t->stats.serial_accesses += n_probe;
