@@ -9,12 +9,13 @@
 # measured first-level capacity), where the model's transition is sharper
 # than the chip's: within 10% there (the 5% bar is missed at those points;
 # docs/nvidia-h200.md gives the figures and the reason).
-# Usage: bash tests/h200_curve_model.sh /path/to/gpuxray   (from the source dir)
+# Usage: bash tests/h200_curve_model.sh /path/to/gpuxray [MEASURED.csv]   (from the source dir;
+# MEASURED.csv defaults to the committed curve)
 set -u
 gx=${1:?usage: h200_curve_model.sh /path/to/gpuxray}
 probe="$(dirname "$gx")/cuda_probe"
 model=profiles/nvidia-h200-model.json
-measured=data/nvidia-h200/loop/curve.csv
+measured=${2:-data/nvidia-h200/loop/curve.csv}
 [ -x "$probe" ] || { echo "FAIL: $probe not built (bench/cuda_probe.c)"; exit 1; }
 [ -f "$model" ] && [ -f "$measured" ] || { echo "FAIL: $model or $measured missing"; exit 1; }
 T=$(mktemp -d)

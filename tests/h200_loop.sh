@@ -29,10 +29,7 @@ trap 'rm -rf "$T"' EXIT
 fail=0
 "$probe" curve --target cuda --max-mib 128 -o "$T/curve.csv" 2>"$T/curve.log" || fail=1
 if [ $fail -eq 0 ]; then
-  mkdir -p "$T/src/data/nvidia-h200/loop" "$T/src/profiles"
-  cp "$T/curve.csv" "$T/src/data/nvidia-h200/loop/curve.csv"
-  cp profiles/nvidia-h200.json profiles/nvidia-h200-model.json "$T/src/profiles/"
-  (cd "$T/src" && bash "$OLDPWD/tests/h200_curve_model.sh" "$gx") || fail=1
+  bash tests/h200_curve_model.sh "$gx" "$T/curve.csv" || fail=1
 fi
 "$loop" --target cuda --pages 1 || fail=1
 exit $fail
