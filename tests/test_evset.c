@@ -17,6 +17,7 @@
 #include "infer/infer.h"
 #include "infer/infer_util.h"
 #include "testutil.h"
+#include "gpuxray/bits.h"
 
 typedef struct fixture {
     gx_target *t;
@@ -86,14 +87,6 @@ static void prerequisites(fixture *f)
         f->ctx->line_bytes = 128;
 }
 
-static uint32_t ceil_log2(uint64_t x)
-{
-    uint32_t k = 0;
-    while (((uint64_t)1 << k) < x)
-        k++;
-    return k;
-}
-
 static void test_seed_ways(void **state)
 {
     (void)state;
@@ -149,7 +142,7 @@ static void test_seed_cost_bar(void **state)
         assert_int_equal(gx_evx_find(&ev, off, pool, n, &res), GX_OK);
         assert_int_equal(res.n, 16);
         assert_true(res.verified);
-        uint64_t bar = (uint64_t)res.n * ceil_log2(n) + 4ull * res.n;
+        uint64_t bar = (uint64_t)res.n * (uint64_t)gx_log2_ceil_u64(n) + 4ull * res.n;
         if (res.tests > bar)
             fail_msg("set %d: %llu tests > bar %llu", s, (unsigned long long)res.tests,
                      (unsigned long long)bar);

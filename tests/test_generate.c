@@ -14,13 +14,9 @@
 #include "gpuxray/hash.h"
 #include "gpuxray/policy.h"
 #include "gpuxray/profile.h"
+#include "gpuxray/bits.h"
 
 #define N_SEEDS 500
-
-static int is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
 
 static void test_500_seeds_validate_and_cover(void **state)
 {
@@ -94,7 +90,7 @@ static void test_500_seeds_validate_and_cover(void **state)
         for (size_t c = 0; c < nc; c++)
             if (strcmp(p->l2.policy, gx_policy_candidate(c)) == 0)
                 pol_seen[c]++;
-        if (is_pow2(p->l2.slices))
+        if (gx_is_pow2_u64(p->l2.slices))
             npow2++;
         else
             nonpow2++;

@@ -6,6 +6,7 @@
 
 #include "gpuxray/placement.h"
 #include "testutil.h"
+#include "gpuxray/bits.h"
 
 #define PAGE (2ULL << 20)
 #define PHYS (64ULL << 30)
@@ -39,12 +40,6 @@ static void test_deterministic_per_seed(void **state)
     gx_placement_free(c);
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 static void test_unique_frames_offsets(void **state)
 {
     (void)state;
@@ -61,7 +56,7 @@ static void test_unique_frames_offsets(void **state)
         f[i] = pa / PAGE;
         hi_bits |= pa;
     }
-    qsort(f, n, sizeof *f, cmp_u64);
+    qsort(f, n, sizeof *f, gx_cmp_u64);
     for (uint64_t i = 1; i < n; i++)
         assert_true(f[i] != f[i - 1]);
     /* frames spread over the whole space: the top address bit (35) is used */

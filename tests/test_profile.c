@@ -637,6 +637,40 @@ static void test_seed_profile_card(void **state)
     gx_profile_free(p);
 }
 
+static void test_tlb_defaults_and_clone(void **state)
+{
+    (void)state;
+    gx_profile *p = gx_profile_new();
+    assert_non_null(p);
+    assert_int_equal(p->tlb.present, 0); /* no translation unless a profile says so */
+    assert_int_equal(p->tlb.pte_bytes, 8);
+    assert_int_equal(p->tlb.coalescer.size_predictor_bits, 4);
+    assert_int_equal(p->tlb.coalescer.predict_large_bytes, 2u << 20);
+    assert_true(isnan(p->tlb.levels[0].miss_cycles));
+    assert_true(isnan(p->tlb.walker.fixed_read_cycles));
+    p->tlb.present = 1;
+    p->tlb.n_levels = 1;
+    p->tlb.levels[0].entries = 32;
+    p->tlb.levels[0].sharing = GX_SHARE_TPC;
+    p->tlb.n_regions = 1;
+    p->tlb.regions[0] = (gx_va_region){1u << 30, 64u << 20, 2u << 20};
+    snprintf(p->tlb.walker.pwc.policy, sizeof p->tlb.walker.pwc.policy, "lru");
+    gx_profile *c = gx_profile_clone(p);
+    assert_non_null(c);
+    assert_int_equal(c->tlb.present, 1);
+    assert_int_equal(c->tlb.levels[0].entries, 32);
+    assert_int_equal(c->tlb.levels[0].sharing, GX_SHARE_TPC);
+    assert_int_equal(c->tlb.regions[0].page_bytes, 2u << 20);
+    assert_string_equal(c->tlb.walker.pwc.policy, "lru");
+    gx_sharing sh = GX_SHARE_UNKNOWN;
+    assert_int_equal(gx_sharing_parse("gpc", &sh), GX_OK);
+    assert_int_equal(sh, GX_SHARE_GPC);
+    assert_string_equal(gx_sharing_name(sh), "gpc");
+    assert_int_equal(gx_sharing_parse("warp", &sh), GX_EINVAL);
+    gx_profile_free(c);
+    gx_profile_free(p);
+}
+
 int main(void)
 {
     enum { EXTRA = 12 };
@@ -664,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_new_profile_serialises_absent_as_null),
         cmocka_unit_test(test_save_is_atomic),
         cmocka_unit_test(test_seed_profile_card),
+        cmocka_unit_test(test_tlb_defaults_and_clone),
     };
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
         tests[n++] = extra[i];

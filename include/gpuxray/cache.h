@@ -51,9 +51,6 @@ void gx_cache_free(gx_cache *c);
  * (evicting a line when needed; victim receives it, may be NULL). */
 gx_cache_outcome gx_cache_access(gx_cache *c, uint64_t set, uint64_t line_addr,
                                  uint32_t sector, int allocate, gx_cache_victim *victim);
-/* Hint that the set is accessed soon: loads it into the host's caches; no
- * model state change. (Added by the model helper.) */
-void gx_cache_prefetch(const gx_cache *c, uint64_t set);
 /* Does the set hold this sector? No state change. */
 int gx_cache_contains(const gx_cache *c, uint64_t set, uint64_t line_addr, uint32_t sector);
 /* Insert a line with the given sectors (e.g. a victim pushed from another

@@ -52,12 +52,6 @@ typedef struct gx_l2_stats {
 int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *msg);
 void gx_l2_free(gx_l2 *l2);
 void gx_l2_access(gx_l2 *l2, uint64_t pa, uint32_t sm, gx_l2_op op, gx_l2_result *r);
-/* Hint that gx_l2_access(l2, pa, sm, ...) comes soon (call it some 8
- * accesses ahead when the addresses are known, e.g. a trace or a chase):
- * no model state change, it only loads the sets into the host's caches.
- * (Added by the model helper; gain measured in src/target/sim.c.) */
-void gx_l2_prefetch(const gx_l2 *l2, uint64_t pa, uint32_t sm);
-
 /* The same in two steps, so an address is hashed once when it is both
  * prefetched and accessed: gx_l2_access(pa) == gx_l2_locate(pa) then
  * gx_l2_access_loc(loc). (Added by the model helper.) */
@@ -68,6 +62,10 @@ typedef struct gx_l2_loc {
 void gx_l2_locate(const gx_l2 *l2, uint64_t pa, gx_l2_loc *loc);
 void gx_l2_access_loc(gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm, gx_l2_op op,
                       gx_l2_result *r);
+/* Hint that gx_l2_access_loc(l2, loc, sm, ...) comes soon (call it some 8
+ * accesses ahead when the addresses are known, e.g. a trace or a chase):
+ * no model state change, it only loads the sets into the host's caches
+ * (gain measured in src/target/sim.c). */
 void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm);
 /* Empty every cache (no stats change). */
 void gx_l2_flush(gx_l2 *l2);

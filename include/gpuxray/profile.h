@@ -52,6 +52,93 @@ typedef struct gx_confidence {
     double value;
 } gx_confidence;
 
+/* ---- address translation (the "tlb" section; JSON "tlb": null = none) ----
+ * Shapes fixed for the memory-system model: a page table (vmem), TLB levels,
+ * a page-table walker with two page-walk caches, and a request coalescer.
+ * Absent numbers are 0, absent latencies NaN, absent strings "". */
+#define GX_MAX_TLB_LEVELS 4
+#define GX_MAX_PAGE_SIZES 5  /* 4 KiB, 64 KiB, 2 MiB, 1 GiB, 512 GiB */
+#define GX_MAX_PT_LEVELS 6
+#define GX_MAX_VA_REGIONS 16
+#define GX_TLB_DEFAULT_PTE_BYTES 8u           /* one 64-bit PTE (Vega, Hopper) */
+#define GX_TLB_DEFAULT_PREDICTOR_BITS 4u      /* gem5's saturating counters */
+#define GX_TLB_DEFAULT_PREDICT_SMALL 4096u    /* 4 KiB */
+#define GX_TLB_DEFAULT_PREDICT_LARGE (2u << 20) /* 2 MiB */
+#define GX_TLB_DEFAULT_LINE_GROUP_PAGES 16u   /* gem5: 16 PTEs of one 128-byte fetch */
+
+/* Which SMs share one TLB instance. JSON "sm" | "tpc" | "gpc" | "gpu". */
+typedef enum gx_sharing {
+    GX_SHARE_UNKNOWN = 0,
+    GX_SHARE_SM,
+    GX_SHARE_TPC,
+    GX_SHARE_GPC,
+    GX_SHARE_GPU
+} gx_sharing;
+
+typedef struct gx_small_cache_cfg { /* a page-walk cache (JSON: an object, or null = none) */
+    int present;
+    uint32_t entries, ways;         /* ways == entries: fully associative */
+    char policy[64];                /* a policy spec of the registry (policy.h), e.g. "lru" */
+    double hit_latency_cycles;
+} gx_small_cache_cfg;
+
+typedef struct gx_tlb_level_cfg {   /* tlb.levels[i], i = 0 nearest the SM */
+    char name[16];                  /* "L1", "L2", ... (free text) */
+    uint32_t entries, ways;
+    uint64_t entry_bytes;           /* VA range one entry covers: a page size, or a coalesced
+                                       reach (e.g. 1 MiB = 16 x 64 KiB with per-page valid
+                                       bits, 32 MiB) */
+    gx_sharing sharing;
+    double hit_latency_cycles;      /* latency of a hit at this level (model input) */
+    double miss_cycles;             /* measured: extra latency of missing this level and
+                                       hitting the next one (or walking, after the last);
+                                       NaN = absent */
+    char policy[64];
+    uint32_t outstanding_misses;    /* 0 = unlimited */
+} gx_tlb_level_cfg;
+
+typedef struct gx_va_region {
+    uint64_t va_base, bytes, page_bytes;
+} gx_va_region;
+
+typedef struct gx_tlb_cfg {
+    int present;                    /* 0: "tlb" absent or null = no translation modelled */
+    uint32_t sms_per_tpc, sms_per_gpc; /* sharing domains (0 = unknown) */
+    /* page table (tlb.page_table) */
+    int n_page_sizes;
+    uint64_t page_sizes[GX_MAX_PAGE_SIZES]; /* installable sizes, ascending */
+    uint64_t default_page_bytes;    /* page size of VA outside every region */
+    int n_regions;
+    gx_va_region regions[GX_MAX_VA_REGIONS]; /* VA ranges mapped at a page size */
+    int n_level_bits;
+    uint32_t level_bits[GX_MAX_PT_LEVELS]; /* VA bits per walk level, root first, over the
+                                       smallest page (Vega-like 9,9,9,9 over 4 KiB) */
+    uint32_t pte_bytes;             /* default 8 */
+    /* TLB levels (tlb.levels[]) */
+    int n_levels;
+    gx_tlb_level_cfg levels[GX_MAX_TLB_LEVELS];
+    /* walker (tlb.walker) */
+    struct {
+        uint32_t fetch_bytes;       /* aligned page-table read: pow2 multiple of pte_bytes,
+                                       <= l2 line */
+        uint32_t walkers;           /* concurrent walks */
+        uint32_t queue_entries;     /* 0 = unbounded queue */
+        double fixed_read_cycles;   /* NaN: page-table reads go through L2/DRAM; else each
+                                       costs this */
+        gx_small_cache_cfg pwc;     /* non-final entries only */
+        gx_small_cache_cfg neighbour_pwc; /* valid final PTEs of one fetch */
+    } walker;
+    /* coalescer (tlb.coalescer) */
+    struct {
+        double window_cycles;       /* issue-cycle window */
+        uint64_t max_granule_bytes; /* larger page sizes are clamped to this for grouping */
+        uint32_t size_predictor_bits;   /* saturating counter bits, default 4 */
+        uint64_t predict_small_bytes, predict_large_bytes; /* default 4 KiB and 2 MiB */
+        uint32_t neighbour_predictor_bits; /* default 4 */
+        uint32_t line_group_pages;  /* pages a neighbour-coalesced group spans (default 16) */
+    } coalescer;
+} gx_tlb_cfg;
+
 typedef struct gx_profile {
     char name[128];
     struct {
@@ -108,6 +195,7 @@ typedef struct gx_profile {
         double sm_slice_skew_cycles;
         uint64_t frames_seed;
     } sim;
+    gx_tlb_cfg tlb; /* present == 0: no translation (the default) */
     void *doc; /* json_t * of the loaded document (unknown fields); may be NULL */
 } gx_profile;
 
@@ -138,5 +226,18 @@ double gx_profile_confidence(const gx_profile *p, const char *key);
 int gx_hash_copy(gx_hash_fn *dst, const gx_hash_fn *src);
 void gx_hash_clear(gx_hash_fn *h);
 const char *gx_topology_name(gx_topology t);
+
+/* The documented defaults of a tlb section, present left 0: pte_bytes 8,
+ * predictor bits 4, predicted sizes 4 KiB / 2 MiB, line groups of 16 pages,
+ * NaN latencies, no levels, regions or page-walk caches. */
+void gx_tlb_cfg_init(gx_tlb_cfg *t);
+/* Defaults of one TLB level (NaN latencies, everything else absent). */
+void gx_tlb_level_init(gx_tlb_level_cfg *l);
+/* Defaults of one page-walk cache (absent, NaN latency). */
+void gx_small_cache_init(gx_small_cache_cfg *c);
+/* "sm" | "tpc" | "gpc" | "gpu" | "unknown"; parse returns GX_EINVAL on
+ * anything else. */
+const char *gx_sharing_name(gx_sharing s);
+int gx_sharing_parse(const char *name, gx_sharing *out);
 
 #endif

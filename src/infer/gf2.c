@@ -7,11 +7,7 @@
 #include "gf2.h"
 
 #include <string.h>
-
-static int top_bit(uint64_t x)
-{
-    return 63 - __builtin_clzll(x);
-}
+#include "gpuxray/bits.h"
 
 void gx_gf2_basis_init(gx_gf2_basis *b)
 {
@@ -31,7 +27,7 @@ int gx_gf2_basis_add(gx_gf2_basis *b, uint64_t x)
     x = gx_gf2_basis_reduce(b, x);
     if (!x || b->n >= GX_GF2_MAX)
         return 0;
-    int p = top_bit(x);
+    int p = gx_high_bit_u64(x);
     /* keep the basis reduced: remove the new pivot from the other rows */
     for (int i = 0; i < b->n; i++)
         if ((b->v[i] >> p) & 1u)
@@ -146,7 +142,7 @@ static int aug_add(aug_basis *b, uint64_t x, uint8_t y)
         }
     if (!x)
         return y == 0;
-    int p = top_bit(x);
+    int p = gx_high_bit_u64(x);
     for (int i = 0; i < b->n; i++)
         if ((b->v[i] >> p) & 1u) {
             b->v[i] ^= x;

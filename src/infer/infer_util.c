@@ -15,6 +15,7 @@
 
 #include "gpuxray/stats.h"
 #include "infer_util.h"
+#include "gpuxray/bits.h"
 
 /* ---- pointer chains ------------------------------------------------------ */
 
@@ -44,12 +45,6 @@ void infer_chain_jittered(gx_rng *r, uint64_t base, uint64_t block_bytes, uint64
     gx_rng_shuffle_u64(r, out, (uint64_t)n);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int infer_chain_is_cycle(const uint64_t *offs, const uint64_t *chain, size_t n)
 {
     if (n == 0)
@@ -59,8 +54,8 @@ int infer_chain_is_cycle(const uint64_t *offs, const uint64_t *chain, size_t n)
     if (ok) {
         memcpy(a, offs, n * sizeof *a);
         memcpy(b, chain, n * sizeof *b);
-        qsort(a, n, sizeof *a, cmp_u64);
-        qsort(b, n, sizeof *b, cmp_u64);
+        qsort(a, n, sizeof *a, gx_cmp_u64);
+        qsort(b, n, sizeof *b, gx_cmp_u64);
         for (size_t i = 0; ok && i < n; i++)
             ok = a[i] == b[i] && (i == 0 || a[i] != a[i - 1]);
     }

@@ -29,6 +29,7 @@
 #include "gpuxray/stats.h"
 #include "slice_fp.h"
 #include "slice_solve.h"
+#include "gpuxray/bits.h"
 
 #define SP_MAX_ROUNDS 8      /* measuring rounds before a line stays unsure */
 #define SP_BATCH_LINES 256   /* lines per seq call */
@@ -249,13 +250,6 @@ static int classify(gx_slicepred *sp, const uint64_t *offs, size_t n, int *label
 }
 
 /* ---- setup ---------------------------------------------------------------------- */
-
-static int ilog2_exact(uint64_t v)
-{
-    if (!v || (v & (v - 1)))
-        return -1;
-    return __builtin_ctzll(v);
-}
 
 static void pick_sms(gx_slicepred *sp)
 {
@@ -676,7 +670,7 @@ static int setup(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out
     sp->msg = msg;
     if (!sp->o.page_bytes)
         sp->o.page_bytes = info->page_bytes;
-    int lo = ilog2_exact(sp->o.line_bytes), pb = ilog2_exact(sp->o.page_bytes);
+    int lo = gx_log2_exact_u64(sp->o.line_bytes), pb = gx_log2_exact_u64(sp->o.page_bytes);
     if (lo < 0 || pb < 0 || pb <= lo) {
         unsigned long long pbytes = (unsigned long long)sp->o.page_bytes;
         free(sp);

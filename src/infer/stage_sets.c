@@ -74,6 +74,7 @@
 #include "gpuxray/hash.h"
 #include "gpuxray/slicepredict.h"
 #include "infer_util.h"
+#include "gpuxray/bits.h"
 
 #define SETS_MAX_K 16
 #define SETS_MAX_N 14
@@ -125,16 +126,6 @@ static int coset_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset);
 
 /* measurements of a modulo partition before giving up on a value fit */
 #define SETS_MEASURES 3
-
-static int ilog2_u64(uint64_t x)
-{
-    int k = 0;
-    while (x > 1) {
-        x >>= 1;
-        k++;
-    }
-    return k;
-}
 
 static uint64_t span_point(const uint64_t *basis, int n, uint64_t c)
 {
@@ -263,12 +254,6 @@ static size_t batch_for(const sets_ctx *s, double sets_est)
 }
 
 /* ---- helpers -------------------------------------------------------------------- */
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int in_sorted(const uint64_t *v, size_t n, uint64_t x)
 {
@@ -1584,8 +1569,8 @@ static int sets_setup(sets_ctx *s, gx_infer *ctx)
     s->w = ctx->ways;
     s->line = ctx->line_bytes ? ctx->line_bytes : 128;
     s->page = ctx->info->page_bytes;
-    s->lo = ilog2_u64(s->line);
-    s->hi = ilog2_u64(s->page) - 1;
+    s->lo = gx_log2_u64(s->line);
+    s->hi = gx_log2_u64(s->page) - 1;
     s->space = ((s->hi >= 63) ? ~0ull : (((uint64_t)1 << (s->hi + 1)) - 1)) &
                ~(((uint64_t)1 << s->lo) - 1);
     s->toff = s->es->target % s->page;
@@ -1625,7 +1610,7 @@ static int class_of_target(sets_ctx *s, double sets_est, uint64_t **ct, size_t *
         for (size_t c = 0; c < np; c++)
             if (ev[c])
                 offs[n++] = offs[c];
-        qsort(offs, n, sizeof *offs, cmp_u64);
+        qsort(offs, n, sizeof *offs, gx_cmp_u64);
         *ct = offs;
         *nct = n;
     } else {
@@ -1662,7 +1647,7 @@ static int repair_class(sets_ctx *s, const gx_gf2_basis *b, double sets_est, uin
     for (size_t i = 0; rc == GX_OK && i < nm; i++)
         if (ev[i])
             (*ct)[n++] = miss[i];
-    qsort(*ct, n, sizeof **ct, cmp_u64);
+    qsort(*ct, n, sizeof **ct, gx_cmp_u64);
     *nct = n;
     free(miss);
     free(ev);

@@ -41,6 +41,7 @@
 #include "evset.h"
 #include "gpuxray/slicepredict.h"
 #include "infer_util.h"
+#include "gpuxray/bits.h"
 
 #define WAYS_MIN_SETS 4
 #define WAYS_MAX_SETS 8
@@ -75,14 +76,6 @@ int gx_ways_arena_prepare(gx_infer *ctx)
 {
     uint64_t npages = 0;
     return ways_arena(ctx, &npages);
-}
-
-static uint32_t ceil_log2_u64(uint64_t x)
-{
-    uint32_t k = 0;
-    while (k < 63 && ((uint64_t)1 << k) < x)
-        k++;
-    return k;
 }
 
 /* The majority value of v[0..n) and how many agree. */
@@ -477,7 +470,7 @@ int gx_stage_ways(gx_infer *ctx)
             break;
         run.w[run.n] = res.n;
         run.tests[run.n] = res.tests;
-        run.bar[run.n] = (uint64_t)res.n * ceil_log2_u64(n_pool) + 4ull * res.n;
+        run.bar[run.n] = (uint64_t)res.n * (uint64_t)gx_log2_ceil_u64(n_pool) + 4ull * res.n;
         run.used[run.n] = res.pool_used;
         if (n_pool > run.max_pool)
             run.max_pool = n_pool;

@@ -32,20 +32,16 @@
 
 #include "cache_internal.h"
 #include "gpuxray/policy.h"
-
-static int is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
+#include "gpuxray/bits.h"
 
 static int check_cfg(const gx_cache_cfg *cfg, gx_msg *msg)
 {
     if (!cfg)
         return gx_fail(msg, GX_EINVAL, "cache: no configuration");
-    if (!is_pow2(cfg->line_bytes) || cfg->line_bytes < 32 || cfg->line_bytes > 256)
+    if (!gx_is_pow2_u64(cfg->line_bytes) || cfg->line_bytes < 32 || cfg->line_bytes > 256)
         return gx_fail(msg, GX_ECONFIG, "cache.line_bytes: %u is not a power of two in 32..256",
                        cfg->line_bytes);
-    if (!is_pow2(cfg->sector_bytes) || cfg->sector_bytes > cfg->line_bytes)
+    if (!gx_is_pow2_u64(cfg->sector_bytes) || cfg->sector_bytes > cfg->line_bytes)
         return gx_fail(msg, GX_ECONFIG,
                        "cache.sector_bytes: %u is not a power of two <= line_bytes (%u)",
                        cfg->sector_bytes, cfg->line_bytes);
@@ -137,11 +133,6 @@ gx_cache_outcome gx_cache_access(gx_cache *c, uint64_t set, uint64_t line_addr,
                                  uint32_t sector, int allocate, gx_cache_victim *victim)
 {
     return gx_caccess(c, set, line_addr, sector, allocate, victim);
-}
-
-void gx_cache_prefetch(const gx_cache *c, uint64_t set)
-{
-    gx_cprefetch_s(c, set, 0);
 }
 
 int gx_cache_contains(const gx_cache *c, uint64_t set, uint64_t line_addr, uint32_t sector)

@@ -334,7 +334,8 @@ gx_cinvalidate_s(gx_cache *c, uint64_t set, uint64_t line_addr, int spec)
     return m;
 }
 
-/* gx_cache_prefetch (cache.h), inline: every host cache line of the set. */
+/* Prefetch hint, inline: every host cache line of the set into the host's
+ * caches; no model state change. */
 static inline __attribute__((always_inline)) void gx_cprefetch_s(const gx_cache *c,
                                                                  uint64_t set, int spec)
 {

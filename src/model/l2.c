@@ -67,6 +67,7 @@
 #include "cache_internal.h"
 #include "gpuxray/hash.h"
 #include "noise.h"
+#include "gpuxray/bits.h"
 
 /* Address bits per hash table (see build_fast_hash). */
 #define GX_HCHUNK_BITS 8
@@ -110,25 +111,6 @@ struct gx_l2 {
     uint64_t lcnt[2][3]; /* [level][gx_cache_outcome] */
     uint64_t *slice_acc;
 };
-
-static int copy_hash(gx_hash_fn *dst, const gx_hash_fn *src)
-{
-    *dst = *src;
-    dst->table = NULL;
-    if (src->table) {
-        size_t n = (size_t)1 << src->n_masks;
-        dst->table = malloc(n * sizeof *dst->table);
-        if (!dst->table)
-            return GX_ENOMEM;
-        memcpy(dst->table, src->table, n * sizeof *dst->table);
-    }
-    return GX_OK;
-}
-
-static int log2u(uint64_t x)
-{
-    return x ? 63 - __builtin_clzll(x) : -1;
-}
 
 static int check_profile(const gx_profile *p, gx_msg *msg)
 {
@@ -290,8 +272,8 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
     l2->sps = p->l2.sets_per_slice;
     l2->part_sets = (uint64_t)l2->spp * l2->sps;
     l2->sm_count = p->device.sm_count;
-    l2->line_shift = (uint32_t)log2u(p->l2.line_bytes);
-    l2->sector_shift = (uint32_t)log2u(p->l2.sector_bytes);
+    l2->line_shift = (uint32_t)gx_log2_u64(p->l2.line_bytes);
+    l2->sector_shift = (uint32_t)gx_log2_u64(p->l2.sector_bytes);
     l2->sector_mask = p->l2.line_bytes / p->l2.sector_bytes - 1;
     l2->copy_to_near = p->l2.near_far.copy_to_near > 0;
     l2->victims_to_far = l2->copy_to_near && p->l2.near_far.victims_to_far > 0;
@@ -311,8 +293,8 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
                        (uint64_t)l2->slices * l2->sps, p->l2.policy[0] ? p->l2.policy : "lru",
                        gx_mix64(o.seed ^ 0x9011c7ULL)};
     rc = gx_cache_new(&cc, &l2->cache, msg);
-    if (rc == GX_OK && (copy_hash(&l2->slice_hash, &p->l2.slice_hash) != GX_OK ||
-                        copy_hash(&l2->set_hash, &p->l2.set_hash) != GX_OK))
+    if (rc == GX_OK && (gx_hash_copy(&l2->slice_hash, &p->l2.slice_hash) != GX_OK ||
+                        gx_hash_copy(&l2->set_hash, &p->l2.set_hash) != GX_OK))
         rc = gx_fail(msg, GX_ENOMEM, "l2: out of memory");
     l2->slice_acc = calloc(l2->slices, sizeof *l2->slice_acc);
     l2->sm_part = calloc(l2->sm_count, sizeof *l2->sm_part);
@@ -673,13 +655,6 @@ void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm)
         gx_cprefetch_s(l2->cache, (uint64_t)s * l2->sps + k, GX_CSPEC_PLRU16);
     else
         gx_cprefetch_s(l2->cache, (uint64_t)s * l2->sps + k, 0);
-}
-
-void gx_l2_prefetch(const gx_l2 *l2, uint64_t pa, uint32_t sm)
-{
-    gx_l2_loc loc;
-    gx_l2_locate(l2, pa, &loc);
-    gx_l2_prefetch_loc(l2, &loc, sm);
 }
 
 void gx_l2_flush(gx_l2 *l2)

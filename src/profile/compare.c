@@ -20,6 +20,7 @@
 #include "gpuxray/hash.h"
 #include "gpuxray/policy.h"
 #include "gpuxray/rng.h"
+#include "gpuxray/bits.h"
 
 #define PA_BITS 48
 
@@ -80,7 +81,7 @@ static void count(gx_compare_result *r)
 
 /* ------------------------------------------------------ scalar fields */
 
-static void cmp_u64(gx_compare_result *r, const char *field, uint64_t t, uint64_t f)
+static void cmp_uint(gx_compare_result *r, const char *field, uint64_t t, uint64_t f)
 {
     if (!t)
         return;
@@ -455,16 +456,6 @@ done:
     return result;
 }
 
-static int ilog2(uint64_t x)
-{
-    int k = 0;
-    while (x > 1) {
-        x >>= 1;
-        k++;
-    }
-    return k;
-}
-
 static void hash_text(char *buf, size_t cap, const gx_hash_fn *h)
 {
     uint64_t all = 0;
@@ -493,8 +484,8 @@ static void cmp_hash(gx_compare_result *r, const char *field, const gx_profile *
     }
     hash_text(row->found, sizeof row->found, fh);
     uint32_t line = t->l2.line_bytes ? t->l2.line_bytes : 128;
-    int line_bits = ilog2(line);
-    int page_bits = ilog2(t->memory.page_bytes ? t->memory.page_bytes : (2u << 20));
+    int line_bits = gx_log2_u64(line);
+    int page_bits = gx_log2_u64(t->memory.page_bytes ? t->memory.page_bytes : (2u << 20));
     /* the observable range: found's, else the truth slice hash's, else the page */
     const gx_hash_fn *fs = &f->l2.slice_hash, *ts = &t->l2.slice_hash;
     int lo = line_bits, hi = page_bits - 1;
@@ -567,13 +558,13 @@ int gx_compare(const gx_profile *truth, const gx_profile *found, const gx_compar
     const gx_profile *t = truth, *f = found;
     if (t->l2.present) {
         const int fp = f->l2.present;
-        cmp_u64(result, "l2.line_bytes", t->l2.line_bytes, fp ? f->l2.line_bytes : 0);
-        cmp_u64(result, "l2.sector_bytes", t->l2.sector_bytes, fp ? f->l2.sector_bytes : 0);
-        cmp_u64(result, "l2.ways", t->l2.ways, fp ? f->l2.ways : 0);
-        cmp_u64(result, "l2.slices", t->l2.slices, fp ? f->l2.slices : 0);
-        cmp_u64(result, "l2.partitions", t->l2.partitions, fp ? f->l2.partitions : 0);
-        cmp_u64(result, "l2.sets_per_slice", t->l2.sets_per_slice, fp ? f->l2.sets_per_slice : 0);
-        cmp_u64(result, "l2.capacity_bytes", t->l2.capacity_bytes, fp ? f->l2.capacity_bytes : 0);
+        cmp_uint(result, "l2.line_bytes", t->l2.line_bytes, fp ? f->l2.line_bytes : 0);
+        cmp_uint(result, "l2.sector_bytes", t->l2.sector_bytes, fp ? f->l2.sector_bytes : 0);
+        cmp_uint(result, "l2.ways", t->l2.ways, fp ? f->l2.ways : 0);
+        cmp_uint(result, "l2.slices", t->l2.slices, fp ? f->l2.slices : 0);
+        cmp_uint(result, "l2.partitions", t->l2.partitions, fp ? f->l2.partitions : 0);
+        cmp_uint(result, "l2.sets_per_slice", t->l2.sets_per_slice, fp ? f->l2.sets_per_slice : 0);
+        cmp_uint(result, "l2.capacity_bytes", t->l2.capacity_bytes, fp ? f->l2.capacity_bytes : 0);
         cmp_policy(result, t->l2.policy, fp ? f->l2.policy : "", o.policy_param_abs_tol,
                    t->l2.ways);
         cmp_topology(result, t->l2.topology, fp ? f->l2.topology : GX_TOPO_UNKNOWN);

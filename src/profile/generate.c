@@ -26,6 +26,7 @@
 
 #include "gpuxray/policy.h"
 #include "gpuxray/rng.h"
+#include "gpuxray/bits.h"
 
 #define OBS_HI 20     /* highest observable bit: 2 MiB pages */
 #define HIGH_LO 21    /* unobservable bits drawn from 21..33 */
@@ -49,19 +50,6 @@ static uint64_t urange(gx_rng *r, uint64_t lo, uint64_t hi)
 static double drange(gx_rng *r, double lo, double hi)
 {
     return lo + (hi - lo) * gx_rng_uniform(r);
-}
-
-static int is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
-
-static int ceil_log2(uint64_t x)
-{
-    int k = 0;
-    while (((uint64_t)1 << k) < x)
-        k++;
-    return k;
 }
 
 /* Insert v into an XOR basis indexed by leading bit; 0 when dependent. */
@@ -159,7 +147,7 @@ static int pick_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
     s->sector = sec_opts[gx_rng_below(r, n_sec)];
     s->ways = (uint32_t)urange(r, 2, 32);
     pick_slices(r, o, s);
-    const int line_bits = ceil_log2(s->line);
+    const int line_bits = gx_log2_ceil_u64(s->line);
     const int obs = OBS_HI - line_bits + 1;
     const int budget = obs - 2; /* keep room for independence (see notes) */
     /* capacity target, log-uniform */
@@ -171,10 +159,10 @@ static int pick_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
         uint64_t sets = (uint64_t)llround(sets_f);
         if (sets < 5)
             sets = 5;
-        if (is_pow2(sets)) /* move off the power of two, staying below the next */
+        if (gx_is_pow2_u64(sets)) /* move off the power of two, staying below the next */
             sets += urange(r, 1, sets / 4 > 1 ? sets / 4 : 1);
         s->sets = (uint32_t)sets;
-        s->n_set = ceil_log2(sets) + 2;
+        s->n_set = gx_log2_ceil_u64(sets) + 2;
     } else {
         int k = (int)lround(log2(sets_f > 1 ? sets_f : 1));
         if (k < 2)
@@ -182,11 +170,11 @@ static int pick_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
         s->sets = (uint32_t)1 << k;
         s->n_set = k;
     }
-    if (is_pow2(s->slices)) {
-        s->k_slice = ceil_log2(s->slices);
+    if (gx_is_pow2_u64(s->slices)) {
+        s->k_slice = gx_log2_ceil_u64(s->slices);
     } else { /* 2^k >= 4 * slices when the bit budget allows, at least 2 * slices */
-        s->k_slice = ceil_log2(4 * (uint64_t)s->slices);
-        int min_k = ceil_log2(s->slices) + 1;
+        s->k_slice = gx_log2_ceil_u64(4 * (uint64_t)s->slices);
+        int min_k = gx_log2_ceil_u64(s->slices) + 1;
         while (s->k_slice > min_k && s->k_slice + s->n_set > budget)
             s->k_slice--;
     }
@@ -201,7 +189,7 @@ static int pick_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
 static int make_hashes(gx_rng *r, const gx_generate_opts *o, const shape *s, gx_profile *p)
 {
     uint64_t basis[64] = {0};
-    const int line_bits = ceil_log2(s->line);
+    const int line_bits = gx_log2_ceil_u64(s->line);
     gx_hash_fn *sh = &p->l2.slice_hash, *st = &p->l2.set_hash;
     sh->present = 1;
     sh->n_masks = s->k_slice;
@@ -215,7 +203,7 @@ static int make_hashes(gx_rng *r, const gx_generate_opts *o, const shape *s, gx_
         if (!sh->masks[i])
             return 0;
     }
-    if (!is_pow2(s->slices)) {
+    if (!gx_is_pow2_u64(s->slices)) {
         size_t n = (size_t)1 << s->k_slice;
         uint64_t *v = malloc(n * sizeof *v);
         sh->table = malloc(n * sizeof *sh->table);

@@ -8,7 +8,11 @@
  * - The sim knobs (noise, skew) default to 0 (no noise) when absent.
  * - gx_hash_range lives with the model (src/model/hash.c).
  * - The kept JSON document (doc) is deep-copied by clone and released by
- *   free; the struct, not the document, is the truth for known fields. */
+ *   free; the struct, not the document, is the truth for known fields.
+ * - The tlb section holds no pointers: clone copies it with the struct.
+ *   Its defaults (gx_tlb_cfg_init, listed in profile.h):
+ *   gem5's predictor width (4 bits), 4 KiB vs 2 MiB predicted sizes, line
+ *   groups of 16 pages, 8-byte PTEs. */
 #include "gpuxray/profile.h"
 
 #include <jansson.h>
@@ -41,7 +45,56 @@ gx_profile *gx_profile_new(void)
     hash_init(&p->l2.set_hash);
     p->l2.near_far.copy_to_near = -1;
     p->l2.near_far.victims_to_far = -1;
+    gx_tlb_cfg_init(&p->tlb);
     return p;
+}
+
+void gx_small_cache_init(gx_small_cache_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->hit_latency_cycles = NAN;
+}
+
+void gx_tlb_level_init(gx_tlb_level_cfg *l)
+{
+    memset(l, 0, sizeof *l);
+    l->hit_latency_cycles = NAN;
+    l->miss_cycles = NAN;
+}
+
+void gx_tlb_cfg_init(gx_tlb_cfg *t)
+{
+    memset(t, 0, sizeof *t);
+    t->pte_bytes = GX_TLB_DEFAULT_PTE_BYTES;
+    for (int i = 0; i < GX_MAX_TLB_LEVELS; i++)
+        gx_tlb_level_init(&t->levels[i]);
+    t->walker.fixed_read_cycles = NAN;
+    gx_small_cache_init(&t->walker.pwc);
+    gx_small_cache_init(&t->walker.neighbour_pwc);
+    t->coalescer.size_predictor_bits = GX_TLB_DEFAULT_PREDICTOR_BITS;
+    t->coalescer.predict_small_bytes = GX_TLB_DEFAULT_PREDICT_SMALL;
+    t->coalescer.predict_large_bytes = GX_TLB_DEFAULT_PREDICT_LARGE;
+    t->coalescer.neighbour_predictor_bits = GX_TLB_DEFAULT_PREDICTOR_BITS;
+    t->coalescer.line_group_pages = GX_TLB_DEFAULT_LINE_GROUP_PAGES;
+}
+
+static const char *const sharing_names[] = {"unknown", "sm", "tpc", "gpc", "gpu"};
+
+const char *gx_sharing_name(gx_sharing s)
+{
+    return (unsigned)s < sizeof sharing_names / sizeof *sharing_names ? sharing_names[s]
+                                                                       : "unknown";
+}
+
+int gx_sharing_parse(const char *name, gx_sharing *out)
+{
+    for (unsigned i = 1; i < sizeof sharing_names / sizeof *sharing_names; i++) {
+        if (name && strcmp(name, sharing_names[i]) == 0) {
+            *out = (gx_sharing)i;
+            return GX_OK;
+        }
+    }
+    return GX_EINVAL;
 }
 
 void gx_hash_clear(gx_hash_fn *h)

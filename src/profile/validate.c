@@ -18,6 +18,7 @@
 #include "gpuxray/hash.h"
 #include "gpuxray/policy.h"
 #include "gpuxray/profile.h"
+#include "gpuxray/bits.h"
 
 #define BAD(field, ...) bad_field(msg, field, __VA_ARGS__)
 
@@ -32,21 +33,6 @@ static int bad_field(gx_msg *msg, const char *field, const char *fmt, ...)
     vsnprintf(rule, sizeof rule, fmt, ap);
     va_end(ap);
     return gx_fail(msg, GX_ECONFIG, "%s: %s", field, rule);
-}
-
-static int is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
-
-static int log2u(uint64_t x)
-{
-    int n = 0;
-    while (x > 1) {
-        x >>= 1;
-        n++;
-    }
-    return n;
 }
 
 static int needs_all(const gx_profile *p)
@@ -93,7 +79,7 @@ static int check_timer_memory(const gx_profile *p, gx_msg *msg)
     if (!isnan(t) && (t < 0 || isinf(t)))
         return BAD("timer.overhead_cycles", "%g must be >= 0", t);
     uint64_t pg = p->memory.page_bytes;
-    if (pg && (!is_pow2(pg) || pg < 4096))
+    if (pg && (!gx_is_pow2_u64(pg) || pg < 4096))
         return BAD("memory.page_bytes", "%" PRIu64 " must be a power of two >= 4096", pg);
     if (!pg && needs_all(p))
         return BAD("memory.page_bytes", "required for a %s profile", p->provenance.kind);
@@ -105,9 +91,9 @@ static int check_geometry(const gx_profile *p, gx_msg *msg)
 {
     const int all = needs_all(p);
     uint32_t line = p->l2.line_bytes, sec = p->l2.sector_bytes;
-    if (line && (!is_pow2(line) || line < 32 || line > 256))
+    if (line && (!gx_is_pow2_u64(line) || line < 32 || line > 256))
         return BAD("l2.line_bytes", "%u must be a power of two in 32..256", line);
-    if (sec && (!is_pow2(sec) || sec < 8))
+    if (sec && (!gx_is_pow2_u64(sec) || sec < 8))
         return BAD("l2.sector_bytes", "%u must be a power of two >= 8", sec);
     if (sec && line && (sec > line || line % sec))
         return BAD("l2.sector_bytes", "%u must divide line_bytes = %u (the line or a "
@@ -255,7 +241,7 @@ static int check_masks(const gx_profile *p, const gx_hash_fn *h, const char *nam
     if (h->n_masks < 0 || h->n_masks > GX_MAX_MASKS)
         return BAD(name, "%d masks (0..%d)", h->n_masks, GX_MAX_MASKS);
     uint64_t low = 0;
-    if (p->l2.line_bytes && is_pow2(p->l2.line_bytes))
+    if (p->l2.line_bytes && gx_is_pow2_u64(p->l2.line_bytes))
         low = (uint64_t)p->l2.line_bytes - 1;
     for (int i = 0; i < h->n_masks; i++) {
         snprintf(f, sizeof f, "%s.masks[%d]", name, i);
@@ -263,7 +249,7 @@ static int check_masks(const gx_profile *p, const gx_hash_fn *h, const char *nam
             return BAD(f, "a mask must be nonzero");
         if (h->masks[i] & low)
             return BAD(f, "0x%" PRIx64 " uses bits below log2(line_bytes) = %d (the hash works "
-                       "on line addresses)", h->masks[i], log2u(p->l2.line_bytes));
+                       "on line addresses)", h->masks[i], gx_log2_u64(p->l2.line_bytes));
         if (strcmp(p->provenance.kind, "measured") == 0 && h->obs_lo >= 0 && h->obs_hi >= 0 &&
             h->obs_hi < 64) {
             uint64_t in = (h->obs_hi == 63 ? ~(uint64_t)0 : (((uint64_t)1 << (h->obs_hi + 1)) - 1)) &

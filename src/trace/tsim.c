@@ -28,7 +28,7 @@
  *   back): hopper-like random 5.3 -> 11.3, 7.8 -> 9.5, stream 14.2 -> 24.3,
  *   12.9 -> 17.4 M accesses/s; seed-ampere-6mb random 32.8 -> 35.8,
  *   46.0 -> 47.7, stream 44.1 -> 48.7, 52.1 -> 53.7. An earlier version
- *   hashing twice (gx_l2_prefetch(pa) then gx_l2_access(pa)) lost ~8% on
+ *   hashing twice (a prefetch by address, then gx_l2_access(pa)) lost ~8% on
  *   the seed card, whose ~0.5 MB of model state stays in the host's L2.
  * - Latencies are rounded to whole cycles for the histogram (1-cycle bins
  *   below GX_TSIM_LAT_BINS - 1; the last bin holds everything above);
@@ -40,6 +40,7 @@
 #include "gpuxray/l2.h"
 #include "gpuxray/placement.h"
 #include "gpuxray/trace.h"
+#include "gpuxray/bits.h"
 
 #define XLATE_ENTRIES 64
 #define PREFETCH_DISTANCE 8 /* accesses ahead (gx_l2_prefetch_loc) */
@@ -73,19 +74,14 @@ void gx_tsim_defaults(const gx_profile *p, gx_tsim_cfg *c)
     c->prefetch = -1;
 }
 
-static int is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
-
 int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg *msg)
 {
     *out = NULL;
-    if (!is_pow2(p->memory.page_bytes))
+    if (!gx_is_pow2_u64(p->memory.page_bytes))
         return gx_fail(msg, GX_ECONFIG,
                        "memory.page_bytes: %llu, a power of two is required by the model",
                        (unsigned long long)p->memory.page_bytes);
-    if (!p->l2.present || !is_pow2(p->l2.sector_bytes))
+    if (!p->l2.present || !gx_is_pow2_u64(p->l2.sector_bytes))
         return gx_fail(msg, GX_ECONFIG, "l2.sector_bytes: a power of two is required by the model");
     gx_tsim *s = calloc(1, sizeof *s);
     if (!s)
