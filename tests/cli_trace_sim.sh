@@ -62,7 +62,7 @@ run gen_bin 0 "$GX" trace gen random --footprint 64MiB --count 200k --sms 84 --s
     --write-ratio 0.1 --seed 9 -o "$T/r.bin"
 run gen_txt 0 "$GX" trace gen random --footprint 64MiB --count 200k --sms 84 --sm-assign random \
     --write-ratio 0.1 --seed 9 --text -o "$T/r.txt"
-head -c 8 "$T/r.bin" | grep -q GXTRACE1 || fail "binary trace lacks the magic"
+head -c 8 "$T/r.bin" | grep -q GXTRACE2 || fail "binary trace lacks the magic"
 [ "$(grep -c ' [RWA] 0x' "$T/r.txt")" = 200000 ] || fail "text trace does not hold 200000 lines"
 ls "$T" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 
@@ -165,12 +165,16 @@ expect_err bad_sm ":2: bad SM 84 (the profile has 84 SMs"
 printf '0 R 0xzz\n' | "$GX" sim --profile "$SEED" --trace - >"$T/bad_stdin.out" 2>"$T/bad_stdin.err"
 [ $? = 2 ] || fail "bad stdin trace: exit is not 2"
 expect_err bad_stdin "<stdin>:1: bad address '0xzz'"
-# binary: a corrupt record, a truncated file
-cp "$T/r.bin" "$T/corrupt.bin"
+# binary version 1: a corrupt record, a truncated file
+run conv_v1 0 "$GX" trace convert "$T/r.bin" --binary-v1 -o "$T/r1.bin"
+head -c 8 "$T/r1.bin" | grep -q GXTRACE1 || fail "--binary-v1 trace lacks the GXTRACE1 magic"
+run sim_json_v1 0 "$GX" sim --profile "$SEED" --trace "$T/r1.bin" --json
+cmp -s "$T/sim_json_bin.out" "$T/sim_json_v1.out" || fail "binary versions 1 and 2 give different stats"
+cp "$T/r1.bin" "$T/corrupt.bin"
 printf '\x09' | dd of="$T/corrupt.bin" bs=1 seek=$((16 + 16 * 12345 + 14)) conv=notrunc status=none
 run bad_bin 2 "$GX" sim --profile "$SEED" --trace "$T/corrupt.bin"
 expect_err bad_bin "record 12345: bad op 9"
-head -c $((16 + 16 * 500 + 7)) "$T/r.bin" >"$T/trunc.bin"
+head -c $((16 + 16 * 500 + 7)) "$T/r1.bin" >"$T/trunc.bin"
 run trunc_bin 2 "$GX" sim --profile "$SEED" --trace "$T/trunc.bin"
 expect_err trunc_bin "record 500: truncated"
 # profiles and files

@@ -62,13 +62,13 @@ static void test_text_parse(void **state)
     gx_msg m;
     assert_int_equal(parse_str(text, 0, &t, &m), GX_OK);
     assert_int_equal(t.n, 6);
-    const gx_trace_rec want[] = {
-        {0x1000, 0, 32, GX_TRACE_READ, 0},
-        {0x2000, 3, GX_TRACE_DEFAULT_SIZE, GX_TRACE_WRITE, 0},
-        {0xdeadbeef, 7, 128, GX_TRACE_ATOMIC, 0},
-        {UINT64_MAX, 1, 1, GX_TRACE_READ, 0},
-        {0, 2, GX_TRACE_DEFAULT_SIZE, GX_TRACE_WRITE, 0},
-        {0xab, UINT32_MAX, GX_TRACE_DEFAULT_SIZE, GX_TRACE_ATOMIC, 0},
+    const struct { uint64_t addr; uint32_t sm, size; int op; } want[] = {
+        {0x1000, 0, 32, GX_TRACE_READ},
+        {0x2000, 3, GX_TRACE_DEFAULT_SIZE, GX_TRACE_WRITE},
+        {0xdeadbeef, 7, 128, GX_TRACE_ATOMIC},
+        {UINT64_MAX, 1, 1, GX_TRACE_READ},
+        {0, 2, GX_TRACE_DEFAULT_SIZE, GX_TRACE_WRITE},
+        {0xab, UINT32_MAX, GX_TRACE_DEFAULT_SIZE, GX_TRACE_ATOMIC},
     };
     for (int i = 0; i < 6; i++) {
         assert_true(t.rec[i].addr == want[i].addr);
@@ -177,7 +177,7 @@ static void test_round_trip(void **state)
     make_trace(&t, 1000);
     gx_msg m;
     const char *bin = gx_test_tmp("rt.bin"), *txt = gx_test_tmp("rt.txt");
-    assert_int_equal(gx_trace_save(&t, bin, GX_TRACE_BINARY, &m), GX_OK);
+    assert_int_equal(gx_trace_save(&t, bin, GX_TRACE_BINARY1, &m), GX_OK);
     assert_int_equal(gx_trace_save(&t, txt, GX_TRACE_TEXT, &m), GX_OK);
     gx_trace_init(&u);
     gx_trace_init(&v);
@@ -233,7 +233,7 @@ static void test_binary_errors(void **state)
     gx_trace t;
     make_trace(&t, 10);
     const char *path = gx_test_tmp("err.bin");
-    assert_int_equal(gx_trace_save(&t, path, GX_TRACE_BINARY, NULL), GX_OK);
+    assert_int_equal(gx_trace_save(&t, path, GX_TRACE_BINARY1, NULL), GX_OK);
     size_t len;
     unsigned char *b = (unsigned char *)gx_test_slurp(path, &len);
     unlink(path);
@@ -314,7 +314,7 @@ static void test_autodetect(void **state)
     assert_same(&t, &u);
     /* text that merely starts like the magic is text (and malformed) */
     gx_msg m;
-    assert_int_equal(gx_trace_parse("GXTRACE2 x\n", 11, "x", 0, &u, &m), GX_EPARSE);
+    assert_int_equal(gx_trace_parse("GXTRACE3 x\n", 11, "x", 0, &u, &m), GX_EPARSE);
     assert_non_null(strstr(m.text, "x:1: bad SM"));
     free(b);
     gx_trace_free(&t);
@@ -337,7 +337,7 @@ static void test_read_errors_and_atomic_save(void **state)
     FILE *f = fopen(p, "w");
     fputs("old contents", f);
     fclose(f);
-    assert_int_equal(gx_trace_save(&t, p, GX_TRACE_BINARY, &m), GX_OK);
+    assert_int_equal(gx_trace_save(&t, p, GX_TRACE_BINARY1, &m), GX_OK);
     size_t len;
     char *b = gx_test_slurp(p, &len);
     assert_int_equal(len, 16 + 3 * 16);

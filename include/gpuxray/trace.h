@@ -1,35 +1,83 @@
-/* trace.h - memory access traces: the in-memory form, the text and binary
- * file formats (Contract 3 of DESIGN.md), synthetic generators, and the
+/* trace.h - memory access traces: the record, the text, binary and Accel-Sim
+ * file formats (Contract 3 of DESIGN.md; docs/trace-format.md has worked
+ * examples), the streaming reader, synthetic generators, and the
  * trace-driven run of the L2 model (`gpuxray sim`).
  *
- * Text format: one access a line, `SM OP ADDRESS [SIZE]`
+ * ---- Text format: one record a line ----
+ *   SM OP ADDRESS [SIZE] [KEY=VALUE ...]
  *   SM       decimal, 0 .. 2^32-1 (and below the profile's device.sm_count
  *            when a limit is given)
- *   OP       R (read), W (write) or A (atomic); lower case accepted
+ *   OP       R (read), W (write), A (atomic): global memory;
+ *            SR (shared read), SW (shared write): ADDRESS is the byte offset
+ *            in the block's shared memory;
+ *            MAP: map the VA range [ADDRESS, ADDRESS + bytes) at a page size;
+ *            INV: invalidate translations of [ADDRESS, ADDRESS + bytes)
+ *            (bytes absent or 0 = everything: a full TLB / PWC shootdown).
+ *            Upper or lower case.
  *   ADDRESS  hexadecimal, with or without 0x/0X, 1-16 digits (a VIRTUAL
- *            address; `gpuxray sim` maps pages to physical frames)
+ *            address for global ops; `gpuxray sim` maps pages to frames)
  *   SIZE     decimal bytes, 1 .. GX_TRACE_MAX_SIZE; GX_TRACE_DEFAULT_SIZE
- *            (one thread's 32-bit word) when omitted
+ *            (one thread's 32-bit word) when omitted. Not allowed on MAP
+ *            and INV. ADDRESS + SIZE - 1 must not pass 2^64 - 1.
+ *   KEY=VALUE optional, any order, each key at most once; VALUE decimal or
+ *            0x-hexadecimal, with no blanks around '=':
+ *     cycle=N  issue cycle, 0 .. 2^64-1 (0 = not given)
+ *     warp=N   warp-instruction id, 0 .. 2^32-1 (see gx_trace_rec.warp)
+ *     lane=N   lane, 0 .. GX_TRACE_LANES-1
+ *     bytes=N  MAP (required, > 0) and INV (optional): the range's length;
+ *              ADDRESS + bytes - 1 must not pass 2^64 - 1
+ *     page=N   MAP only (required): page bytes, a power of two from
+ *              GX_TRACE_MIN_PAGE_BYTES to GX_TRACE_MAX_PAGE_BYTES
  *   Fields are separated by spaces or tabs. `#` starts a comment (a whole
  *   line or the rest of a line); blank lines are allowed; CRLF accepted.
- *   Lines are numbered from 1.
+ *   Lines are numbered from 1; a line is at most GX_TRACE_MAX_LINE bytes.
+ *   Example: `3 R 0x7f001000 16 cycle=1200 warp=7 lane=4`,
+ *            `0 MAP 0x7f0000000000 bytes=0x40000000 page=0x200000`.
  *
- * Binary format (little-endian, fixed size, read with one copy):
+ * ---- Binary version 1 (little-endian, fixed size; still read) ----
  *   offset 0   8 bytes  magic "GXTRACE1"
  *   offset 8   u64      record count N
  *   offset 16  N records of 16 bytes:
  *                u64 address, u32 sm, u16 size, u8 op (0 R, 1 W, 2 A),
  *                u8 reserved (must be 0)
  *   The file length must be exactly 16 + 16 N. Records are indexed from 0.
- *   A file whose first 8 bytes are the magic is binary, anything else text.
  *
- * A malformed trace is rejected as a whole (the reader validates every
- * record before returning any): the message names the source and the line
- * number (text) or the record index (binary).
+ * ---- Binary version 2 (the default written; compact, streamable) ----
+ *   offset 0   8 bytes  magic "GXTRACE2"
+ *   offset 8   u64      flags, must be 0 (reserved for later versions)
+ *   then records, then an end marker; each record is a difference from the
+ *   previous one (decoder state starts at addr 0, sm 0, size
+ *   GX_TRACE_DEFAULT_SIZE, cycle 0, warp 0, lane 0, and carries over):
+ *     byte H      bits 0-3: L, bytes of the address delta (0..8)
+ *                 bit 4:    X, an extension byte follows
+ *                 bits 5-7: op (0..6, gx_trace_op)
+ *     byte E      (only when X) bit 0 sm, bit 1 size, bit 2 cycle,
+ *                 bit 3 warp, bit 4 lane follow; bits 5-7 must be 0
+ *     L bytes     zigzag(addr - previous addr), little-endian (L = 0: the
+ *                 same address)
+ *     [sm]        LEB128 varint, absolute (< 2^32)
+ *     [size]      LEB128 varint, absolute
+ *     [cycle]     LEB128 varint of zigzag(cycle - previous cycle)
+ *     [warp]      LEB128 varint of zigzag(warp - previous warp), mod 2^32
+ *     [lane]      one byte
+ *     [arg]       LEB128 varint, absolute: only for MAP and INV
+ *   End marker: the byte 0xFF, then u64 N (the number of records); nothing
+ *   may follow it. A file without it is truncated. Records are indexed from
+ *   0. A typical record takes 2 bytes (stream) to 5 bytes (random over
+ *   64 MiB) against 16 in version 1 (docs/performance.md has the figures).
+ *
+ * ---- Accel-Sim (NVBit tracer, kernel-N.traceg) ----
+ *   Read by the streaming reader (src/trace/accelsim.c has the accepted
+ *   subset); recognised by its "-kernel name" header line.
+ *
+ * Every reader rejects a malformed record naming the source and the line
+ * (text, Accel-Sim) or the record index (binary). Readers stream: a record
+ * is checked when it is read, so records before a malformed one have been
+ * delivered already; a caller that prints results (gpuxray sim) must print
+ * nothing as if complete on an error (cmd_sim.c: exit 2, no statistics).
  *
  * Notes:
- * - gx_trace_rec has the binary record's layout, so on a little-endian host
- *   the binary reader is a memcpy plus a validation pass.
+ * - The record is 40 bytes in memory; the readers decode into it.
  * - An access of SIZE bytes touches every sector of [ADDRESS, ADDRESS+SIZE);
  *   each touched sector is one L2 access (see gx_tsim below). */
 #ifndef GPUXRAY_TRACE_H
@@ -43,50 +91,102 @@
 #include "gpuxray/profile.h"
 #include "gpuxray/rng.h"
 
-#define GX_TRACE_MAGIC "GXTRACE1"
+#define GX_TRACE_MAGIC "GXTRACE1"  /* binary version 1 */
+#define GX_TRACE_MAGIC2 "GXTRACE2" /* binary version 2 */
 #define GX_TRACE_MAGIC_BYTES 8
-#define GX_TRACE_HEADER_BYTES 16
-#define GX_TRACE_RECORD_BYTES 16
-#define GX_TRACE_MAX_SIZE 128   /* bytes: one warp's coalesced request at most */
-#define GX_TRACE_DEFAULT_SIZE 4 /* bytes, when a text line omits SIZE */
+#define GX_TRACE_HEADER_BYTES 16   /* both versions */
+#define GX_TRACE_RECORD_BYTES 16   /* version 1 */
+#define GX_TRACE_V2_END 0xFF       /* version 2 end marker byte */
+#define GX_TRACE_MAX_SIZE 128      /* bytes: one warp's coalesced request at most */
+#define GX_TRACE_DEFAULT_SIZE 4    /* bytes, when a text line omits SIZE */
+#define GX_TRACE_LANES 32          /* lanes of a warp */
+#define GX_TRACE_MIN_PAGE_BYTES 4096ULL            /* MAP: the page sizes of Contract 4, */
+#define GX_TRACE_MAX_PAGE_BYTES (512ULL << 30)     /* 4 KiB .. 512 GiB */
+#define GX_TRACE_MAX_LINE 4096     /* bytes of a text line (a record needs < 200) */
 
 typedef enum gx_trace_op {
-    GX_TRACE_READ = 0, /* same values as gx_l2_op */
-    GX_TRACE_WRITE = 1,
-    GX_TRACE_ATOMIC = 2
+    GX_TRACE_READ = 0, GX_TRACE_WRITE = 1, GX_TRACE_ATOMIC = 2,   /* global memory (same as gx_l2_op) */
+    GX_TRACE_SHARED_READ = 3, GX_TRACE_SHARED_WRITE = 4,          /* shared memory: addr = byte offset in
+                                                                     the block's shared memory */
+    GX_TRACE_MAP = 5,        /* addr = VA base, arg = bytes, size = log2(page bytes): map a region */
+    GX_TRACE_INVALIDATE = 6  /* addr = VA base, arg = bytes (0 = everything): TLB/PWC shootdown */
 } gx_trace_op;
+#define GX_TRACE_OPS 7
 
 typedef struct gx_trace_rec {
-    uint64_t addr;    /* virtual address */
+    uint64_t addr;
+    uint64_t arg;      /* MAP / INVALIDATE only, else 0 */
+    uint64_t cycle;    /* issue cycle; 0 = not given (accesses then issue one after another) */
     uint32_t sm;
-    uint16_t size;    /* bytes, 1..GX_TRACE_MAX_SIZE */
-    uint8_t op;       /* gx_trace_op */
-    uint8_t reserved; /* 0 */
+    uint32_t warp;     /* warp-instruction id: consecutive records of one SM with the same non-zero
+                          id are the lanes / requests of ONE warp instruction; 0 = an instruction alone */
+    uint16_t size;     /* bytes of this lane's / request's access (1..GX_TRACE_MAX_SIZE);
+                          MAP: log2(page bytes); INVALIDATE: 0 */
+    uint8_t op;        /* gx_trace_op */
+    uint8_t lane;      /* 0..31 (lane of the warp), 0 when not given */
+    uint32_t reserved; /* 0 */
 } gx_trace_rec;
+
+/* 1 for the global-memory ops (R, W, A), which go through the L2. */
+static inline int gx_trace_op_is_global(int op)
+{
+    return (unsigned)op <= GX_TRACE_ATOMIC;
+}
 
 typedef struct gx_trace {
     gx_trace_rec *rec;
     uint64_t n, cap;
-    /* Internal: a binary file read on a little-endian host may be used in
-     * place (records mapped from the file, read-only); map != NULL then.
-     * gx_trace_push / gx_trace_reserve copy it to owned memory first. */
-    void *map;
-    size_t map_bytes;
 } gx_trace;
 
-typedef enum gx_trace_format { GX_TRACE_TEXT = 0, GX_TRACE_BINARY = 1 } gx_trace_format;
+typedef enum gx_trace_format {
+    GX_TRACE_TEXT = 0,
+    GX_TRACE_BINARY = 1,   /* binary version 2 (the default binary output) */
+    GX_TRACE_BINARY1 = 2,  /* binary version 1 (GXTRACE1: only R, W, A and no extra fields) */
+    GX_TRACE_ACCELSIM = 3  /* read only */
+} gx_trace_format;
 
 /* ---- container ---- */
 void gx_trace_init(gx_trace *t);
 void gx_trace_free(gx_trace *t); /* frees the records; t is empty afterwards */
 int gx_trace_reserve(gx_trace *t, uint64_t n, gx_msg *msg);
+/* Append a record after checking it (gx_trace_check). */
+int gx_trace_append(gx_trace *t, const gx_trace_rec *r, gx_msg *msg);
+/* A global access (R, W, A) with the other fields 0. */
 int gx_trace_push(gx_trace *t, uint64_t addr, uint32_t sm, gx_trace_op op, uint32_t size,
                   gx_msg *msg);
-/* 'R', 'W', 'A' ('?' for an invalid op). */
+/* 'R', 'W', 'A' ('?' for another op). */
 char gx_trace_op_char(int op);
+/* "R", "W", "A", "SR", "SW", "MAP", "INV" ("?" for an invalid op). */
+const char *gx_trace_op_name(int op);
+/* GX_OK when r is a valid record (the rules of the text format above), else
+ * GX_EINVAL with a message naming the field (no source or position: the
+ * readers add theirs). sm_limit > 0 rejects SM >= sm_limit. */
+int gx_trace_check(const gx_trace_rec *r, uint32_t sm_limit, gx_msg *msg);
 
-/* ---- reading ---- */
-/* 1 when data starts with the binary magic. */
+/* ---- streaming reader ---- */
+typedef struct gx_trace_reader gx_trace_reader;
+/* Open a file ("-" = standard input) or a pipe; the format is told apart by
+ * the first bytes (binary magics, an Accel-Sim header, else text). Reads in
+ * bounded chunks: memory does not grow with the trace's length. */
+int gx_trace_reader_open(const char *path, uint32_t sm_limit, gx_trace_reader **out,
+                         gx_msg *msg);
+/* The same over a buffer in memory (not copied; it must outlive the reader). */
+int gx_trace_reader_open_mem(const void *data, size_t len, const char *source, uint32_t sm_limit,
+                             gx_trace_reader **out, gx_msg *msg);
+/* Up to max records into buf; *n = how many (0 = the trace is complete).
+ * A malformed record: GX_EPARSE with the source and the line / record index
+ * in msg (the records before it were delivered by earlier calls). */
+int gx_trace_reader_next(gx_trace_reader *r, gx_trace_rec *buf, size_t max, size_t *n,
+                         gx_msg *msg);
+gx_trace_format gx_trace_reader_format(const gx_trace_reader *r);
+/* Records delivered so far. */
+uint64_t gx_trace_reader_records(const gx_trace_reader *r);
+/* Bytes the reader holds (its buffers): constant for a reader's life. */
+size_t gx_trace_reader_footprint(const gx_trace_reader *r);
+void gx_trace_reader_close(gx_trace_reader *r);
+
+/* ---- whole-trace reading (tests, convert, small traces) ---- */
+/* 1 when data starts with a binary magic (version 1 or 2). */
 int gx_trace_is_binary(const void *data, size_t len);
 /* Parse a whole buffer; sm_limit > 0 rejects SM >= sm_limit. On success the
  * records are appended to out (which must be initialised); on failure out is
@@ -95,16 +195,19 @@ int gx_trace_parse_text(const char *text, size_t len, const char *source, uint32
                         gx_trace *out, gx_msg *msg);
 int gx_trace_parse_binary(const void *data, size_t len, const char *source, uint32_t sm_limit,
                           gx_trace *out, gx_msg *msg);
-/* Either form, told apart by the magic. */
+/* Any form, told apart by the first bytes. */
 int gx_trace_parse(const void *data, size_t len, const char *source, uint32_t sm_limit,
                    gx_trace *out, gx_msg *msg);
-/* Read a whole file ("-" = standard input) into memory, then parse it. */
+/* Read a whole file ("-" = standard input) into out (streamed in chunks). */
 int gx_trace_read(const char *path, uint32_t sm_limit, gx_trace *out, gx_msg *msg);
 
 /* ---- writing ---- */
 int gx_trace_write(const gx_trace *t, FILE *f, gx_trace_format fmt, gx_msg *msg);
 /* Write to path atomically (temporary file + rename); "-" = standard output. */
 int gx_trace_save(const gx_trace *t, const char *path, gx_trace_format fmt, gx_msg *msg);
+/* Stream the trace at in (any readable format; "-" = stdin) to out in fmt
+ * (atomically; "-" = stdout), in constant memory. */
+int gx_trace_convert(const char *in, const char *out, gx_trace_format fmt, gx_msg *msg);
 
 /* ---- generators ---- */
 typedef enum gx_gen_pattern {
@@ -191,7 +294,8 @@ typedef struct gx_tsim_cfg {
 typedef struct gx_tsim gx_tsim;
 
 typedef struct gx_tsim_stats {
-    uint64_t accesses, reads, writes, atomics, bytes;
+    uint64_t accesses, reads, writes, atomics, bytes; /* global-memory records (R, W, A) */
+    uint64_t shared_reads, shared_writes, maps, invalidations; /* counted, not modelled */
     uint64_t l2_accesses;           /* sector lookups issued to the L2 */
     uint64_t level_accesses[2], level_hits[2], level_sector_misses[2], level_line_misses[2];
     uint64_t dram_accesses;

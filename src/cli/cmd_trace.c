@@ -33,14 +33,17 @@ static void usage(FILE *f)
             "  --write-ratio F    fraction of writes (default 0)\n"
             "  --atomic-ratio F   fraction of atomics (default 0)\n"
             "  --seed S           seed (default 1); the same seed reproduces the trace\n"
-            "  --text | --binary  output format (default: binary to a file, text to -o -)\n"
+            "  --text | --binary | --binary-v1   output format (default: binary version 2\n"
+            "                     to a file, text to -o -; version 1 is the old GXTRACE1)\n"
             "  -o FILE            output file, '-' for standard output\n"
             "\n"
-            "Text format: one access a line, 'SM OP ADDRESS [SIZE]': OP in R W A, ADDRESS\n"
-            "hexadecimal (0x optional), SIZE decimal bytes (default %d); '#' starts a comment.\n"
-            "Binary format: \"%s\", u64 count, then 16-byte little-endian records\n"
-            "(u64 address, u32 sm, u16 size, u8 op, u8 0).\n",
-            GX_TRACE_MAX_SIZE, GX_TRACE_DEFAULT_SIZE, GX_TRACE_MAGIC);
+            "convert reads text, binary (version 1 or 2) and Accel-Sim traces, streaming.\n"
+            "Text format: one record a line, 'SM OP ADDRESS [SIZE] [KEY=VALUE ...]': OP in\n"
+            "R W A (global), SR SW (shared), MAP, INV; ADDRESS hexadecimal (0x optional);\n"
+            "SIZE decimal bytes (default %d); keys cycle= warp= lane= bytes= page=; '#'\n"
+            "starts a comment. Binary version 2: \"%s\", delta-encoded records, an end\n"
+            "marker (docs/trace-format.md).\n",
+            GX_TRACE_MAX_SIZE, GX_TRACE_DEFAULT_SIZE, GX_TRACE_MAGIC2);
 }
 
 /* Option value: "--opt VALUE" or "--opt=VALUE". Returns NULL if not this option. */
@@ -113,6 +116,10 @@ static int out_option(int argc, char **argv, int *i, out_opts *o)
     }
     if (!strcmp(argv[*i], "--binary")) {
         o->fmt = GX_TRACE_BINARY;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--binary-v1")) {
+        o->fmt = GX_TRACE_BINARY1;
         return 1;
     }
     if ((v = opt_value(argc, argv, i, "-o", &missing)) ||
@@ -239,12 +246,7 @@ static int cmd_convert(int argc, char **argv)
     }
     gx_msg msg;
     gx_msg_clear(&msg);
-    gx_trace t;
-    gx_trace_init(&t);
-    int rc = gx_trace_read(in, 0, &t, &msg);
-    if (rc == GX_OK)
-        rc = gx_trace_save(&t, o.path, out_format(&o), &msg);
-    gx_trace_free(&t);
+    int rc = gx_trace_convert(in, o.path, out_format(&o), &msg);
     if (rc) {
         gx_cli_error("trace convert: %s", msg.text);
         return gx_exit_code(rc);

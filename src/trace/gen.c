@@ -220,11 +220,11 @@ int gx_gen_next(gx_gen *g, gx_trace_rec *r)
         size = c->elem_bytes;
         break;
     }
+    memset(r, 0, sizeof *r);
     r->addr = c->base + off;
     r->sm = next_sm(g);
     r->size = (uint16_t)size;
     r->op = next_op(g);
-    r->reserved = 0;
     g->i++;
     return 1;
 }

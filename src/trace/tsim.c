@@ -60,6 +60,7 @@ struct gx_tsim {
     uint8_t xl_valid[XLATE_ENTRIES];
     /* stats */
     uint64_t accesses, op_count[3], bytes, l2_accesses;
+    uint64_t other_count[GX_TRACE_OPS - 3]; /* SR, SW, MAP, INV: counted, not modelled here */
     double total_cycles, min_cycles, max_cycles;
     uint64_t *hist;
 };
@@ -148,7 +149,7 @@ static inline int locate_ahead(gx_tsim *s, const gx_trace_rec *r, gx_l2_loc *loc
 {
     uint64_t vpn = r->addr >> s->page_shift;
     uint32_t i = (uint32_t)(vpn & (XLATE_ENTRIES - 1));
-    if (!(s->xl_valid[i] && s->xl_vpn[i] == vpn))
+    if (!(s->xl_valid[i] && s->xl_vpn[i] == vpn) || !gx_trace_op_is_global(r->op))
         return 0;
     gx_l2_locate(s->l2, s->xl_frame[i] | (r->addr & (s->page_bytes - 1)), loc);
     gx_l2_prefetch_loc(s->l2, loc, r->sm < s->sm_count ? r->sm : r->sm % s->sm_count);
@@ -172,6 +173,15 @@ static __attribute__((noinline)) double extra_sectors(gx_tsim *s, const gx_trace
     return lat;
 }
 
+/* A record the L2 path does not model (shared memory, MAP, INVALIDATE):
+ * counted only. Shared memory and translation are modelled by their own
+ * modules; until they run here, these records do not touch the L2. */
+static __attribute__((noinline)) void other_record(gx_tsim *s, const gx_trace_rec *r)
+{
+    if (r->op >= GX_TRACE_SHARED_READ && r->op < GX_TRACE_OPS)
+        s->other_count[r->op - GX_TRACE_SHARED_READ]++;
+}
+
 /* The run loop, specialised on prefetching (pf is a constant in each copy).
  * Notes: the single-sector case is the straight path; statistics are kept
  * in locals and a 4-entry op array indexed by op & 3 (ops are validated by
@@ -189,11 +199,20 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
     uint64_t *hist = s->hist;
     gx_l2_loc ring[PREFETCH_DISTANCE]; /* locations of accesses i .. i+D-1 */
     uint8_t have[PREFETCH_DISTANCE] = {0};
+    uint64_t others = 0;
     for (uint64_t i = 0; i < n; i++) {
         const gx_trace_rec *r = &rec[i];
+        const uint32_t slot = (uint32_t)(i % PREFETCH_DISTANCE);
+        if (__builtin_expect(!gx_trace_op_is_global(r->op), 0)) {
+            other_record(s, r);
+            others++;
+            if (pf)
+                have[slot] = (uint8_t)(i + PREFETCH_DISTANCE < n &&
+                                       locate_ahead(s, &rec[i + PREFETCH_DISTANCE], &ring[slot]));
+            continue;
+        }
         uint32_t sm = r->sm < smc ? r->sm : r->sm % smc;
         gx_l2_result res;
-        const uint32_t slot = (uint32_t)(i % PREFETCH_DISTANCE);
         if (pf && have[slot])
             gx_l2_access_loc(s->l2, &ring[slot], sm, (gx_l2_op)r->op, &res);
         else
@@ -215,9 +234,9 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
     }
     for (int k = 0; k < 3; k++)
         s->op_count[k] += ops[k];
-    s->op_count[0] += ops[3]; /* never: readers reject op 3 */
-    s->accesses += n;
-    s->l2_accesses += l2n;
+    s->op_count[0] += ops[3]; /* never: global ops are 0..2 */
+    s->accesses += n - others;
+    s->l2_accesses += l2n - others;
     s->bytes += bytes;
     s->total_cycles = total;
     s->min_cycles = lo;
@@ -241,6 +260,10 @@ void gx_tsim_get_stats(const gx_tsim *s, gx_tsim_stats *st)
     st->reads = s->op_count[GX_TRACE_READ];
     st->writes = s->op_count[GX_TRACE_WRITE];
     st->atomics = s->op_count[GX_TRACE_ATOMIC];
+    st->shared_reads = s->other_count[0];
+    st->shared_writes = s->other_count[1];
+    st->maps = s->other_count[2];
+    st->invalidations = s->other_count[3];
     st->bytes = s->bytes;
     st->l2_accesses = s->l2_accesses;
     for (int l = 0; l < 2; l++) {
@@ -387,6 +410,12 @@ int gx_tsim_write_json(const gx_tsim *s, FILE *f)
             (unsigned long long)st.accesses, (unsigned long long)st.reads,
             (unsigned long long)st.writes, (unsigned long long)st.atomics,
             (unsigned long long)st.bytes, (unsigned long long)st.l2_accesses);
+    if (st.shared_reads || st.shared_writes || st.maps || st.invalidations)
+        fprintf(f,
+                "  \"ignored\": {\"shared_reads\": %llu, \"shared_writes\": %llu, \"maps\": %llu, "
+                "\"invalidations\": %llu},\n",
+                (unsigned long long)st.shared_reads, (unsigned long long)st.shared_writes,
+                (unsigned long long)st.maps, (unsigned long long)st.invalidations);
     fprintf(f, "  \"l2\": {\n    \"near\": ");
     json_level(f, &st, GX_L2_NEAR);
     fprintf(f, ",\n    \"far\": ");
@@ -518,6 +547,11 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
             (unsigned long long)st.accesses, (unsigned long long)st.reads,
             (unsigned long long)st.writes, (unsigned long long)st.atomics,
             (unsigned long long)st.bytes, (unsigned long long)st.l2_accesses);
+    if (st.shared_reads || st.shared_writes || st.maps || st.invalidations)
+        fprintf(f, "ignored  %llu SR, %llu SW, %llu MAP, %llu INV records (not modelled by this "
+                   "run)\n",
+                (unsigned long long)st.shared_reads, (unsigned long long)st.shared_writes,
+                (unsigned long long)st.maps, (unsigned long long)st.invalidations);
     text_level(f, nf ? "L2 near" : "L2", &st, GX_L2_NEAR);
     if (nf)
         text_level(f, "L2 far", &st, GX_L2_FAR);

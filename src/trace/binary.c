@@ -1,0 +1,260 @@
+/* binary.c - the binary trace decoders: version 1 (GXTRACE1, fixed 16-byte
+ * records) and version 2 (GXTRACE2, delta records; layouts in
+ * include/gpuxray/trace.h), a batch at a time from the reader's buffer.
+ *
+ * Notes:
+ * - Little-endian loads are written byte by byte or through memcpy; the
+ *   compiler turns them into plain loads on a little-endian host.
+ * - Version 2's common record (no extension byte: only the address and
+ *   maybe the op change) takes the fast path: one 8-byte load masked to the
+ *   delta's length, with at least GX_V2_MAX_RECORD bytes left so it never
+ *   reads past the buffer; everything else goes through a bounds-checked
+ *   decoder. A record is checked when decoded; the fast path re-checks only
+ *   what can change there (size range with the address: no wrap past 2^64;
+ *   sm and lane were checked when they changed). */
+#include <string.h>
+
+#include "reader_internal.h"
+
+static uint64_t load_le64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+static uint32_t load_le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* ---- version 1 ---- */
+
+int gx_v1_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg)
+{
+    *n = 0;
+    uint64_t left = r->v1_count - r->index; /* records the header still announces */
+    size_t whole = (size_t)(r->end - r->p) / GX_TRACE_RECORD_BYTES;
+    if (!left) {
+        if (r->p != r->end || !r->eof) {
+            if (r->p == r->end) /* maybe more bytes: wait for them */
+                return GX_OK;
+            return gx_fail(msg, GX_EPARSE,
+                           "%s: record %llu: trailing bytes after the %llu records the header "
+                           "announces", r->source, (unsigned long long)r->v1_count,
+                           (unsigned long long)r->v1_count);
+        }
+        r->done = 1;
+        return GX_OK;
+    }
+    if (!whole && r->eof)
+        return gx_fail(msg, GX_EPARSE,
+                       "%s: record %llu: truncated (the header announces %llu records, the file "
+                       "holds %llu whole ones and %zu more bytes)", r->source,
+                       (unsigned long long)r->index, (unsigned long long)r->v1_count,
+                       (unsigned long long)r->index, (size_t)(r->end - r->p));
+    size_t k = whole < max ? whole : max;
+    if (k > left)
+        k = (size_t)left;
+    const unsigned char *p = r->p;
+    for (size_t i = 0; i < k; i++, p += GX_TRACE_RECORD_BYTES) {
+        gx_trace_rec *o = &out[i];
+        memset(o, 0, sizeof *o);
+        o->addr = load_le64(p);
+        o->sm = load_le32(p + 8);
+        o->size = (uint16_t)(p[12] | p[13] << 8);
+        o->op = p[14];
+        uint8_t reserved = p[15];
+        if (o->op > GX_TRACE_ATOMIC)
+            return gx_fail(msg, GX_EPARSE,
+                           "%s: record %llu: bad op %u (0 R, 1 W, 2 A expected in version 1)",
+                           r->source, (unsigned long long)(r->index + i), o->op);
+        if (reserved)
+            return gx_fail(msg, GX_EPARSE, "%s: record %llu: reserved byte is %u (0 expected)",
+                           r->source, (unsigned long long)(r->index + i), reserved);
+        int rc = gx_reader_check(r, o, r->index + i, msg);
+        if (rc)
+            return rc;
+    }
+    r->p = p;
+    *n = k;
+    return GX_OK;
+}
+
+/* ---- version 2 ---- */
+
+#define V2_X 0x10u
+#define V2_E_SM 0x01u
+#define V2_E_SIZE 0x02u
+#define V2_E_CYCLE 0x04u
+#define V2_E_WARP 0x08u
+#define V2_E_LANE 0x10u
+
+static uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* LEB128 varint at *pp (before end); -1 when truncated or over 10 bytes. */
+static int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
+{
+    const unsigned char *p = *pp;
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (p == end)
+            return -1;
+        unsigned char b = *p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int v2_fail(const gx_trace_reader *r, uint64_t i, gx_msg *msg, const char *what)
+{
+    return gx_fail(msg, GX_EPARSE, "%s: record %llu: %s", r->source, (unsigned long long)i,
+                   what);
+}
+
+/* The end marker at p (0xFF seen): u64 count, then nothing. */
+static int v2_end(gx_trace_reader *r, const unsigned char *p, uint64_t i, gx_msg *msg)
+{
+    if (r->end - p < 9)
+        return v2_fail(r, i, msg, "truncated end marker");
+    uint64_t count = load_le64(p + 1);
+    if (count != i)
+        return gx_fail(msg, GX_EPARSE, "%s: record %llu: the end marker counts %llu records, "
+                       "the file holds %llu", r->source, (unsigned long long)i,
+                       (unsigned long long)count, (unsigned long long)i);
+    if (r->end - p > 9)
+        return v2_fail(r, i, msg, "trailing bytes after the end marker");
+    r->p = p + 9;
+    r->done = 1;
+    return GX_OK;
+}
+
+/* One record at *pp with bounds checks (any record). 0 ok, else an error. */
+static int v2_slow(gx_trace_reader *r, const unsigned char **pp, gx_trace_rec *st, uint64_t i,
+                   gx_msg *msg)
+{
+    const unsigned char *p = *pp, *end = r->end;
+    unsigned h = *p++;
+    unsigned len = h & 15, op = h >> 5, ext = 0;
+    if (len > 8 || op >= GX_TRACE_OPS)
+        return v2_fail(r, i, msg, "bad record header byte (a delta of 0-8 bytes, op 0-6)");
+    if (h & V2_X) {
+        if (p == end)
+            return v2_fail(r, i, msg, "truncated");
+        ext = *p++;
+        if (ext & ~0x1fu)
+            return v2_fail(r, i, msg, "bad extension byte (bits 5-7 must be 0)");
+    }
+    if ((size_t)(end - p) < len)
+        return v2_fail(r, i, msg, "truncated");
+    uint64_t z = 0, v;
+    for (unsigned k = 0; k < len; k++)
+        z |= (uint64_t)p[k] << (8 * k);
+    p += len;
+    gx_trace_rec t = *st;
+    t.addr += unzigzag(z);
+    t.op = (uint8_t)op;
+    t.arg = 0;
+    if (ext & V2_E_SM) {
+        if (get_varint(&p, end, &v) || v > UINT32_MAX)
+            return v2_fail(r, i, msg, "bad sm varint");
+        t.sm = (uint32_t)v;
+    }
+    if (ext & V2_E_SIZE) {
+        if (get_varint(&p, end, &v) || v > UINT16_MAX)
+            return v2_fail(r, i, msg, "bad size varint");
+        t.size = (uint16_t)v;
+    }
+    if (ext & V2_E_CYCLE) {
+        if (get_varint(&p, end, &v))
+            return v2_fail(r, i, msg, "bad cycle varint");
+        t.cycle += unzigzag(v);
+    }
+    if (ext & V2_E_WARP) {
+        if (get_varint(&p, end, &v))
+            return v2_fail(r, i, msg, "bad warp varint");
+        t.warp = (uint32_t)(t.warp + (uint32_t)unzigzag(v));
+    }
+    if (ext & V2_E_LANE) {
+        if (p == end)
+            return v2_fail(r, i, msg, "truncated");
+        t.lane = *p++;
+    }
+    if (op == GX_TRACE_MAP || op == GX_TRACE_INVALIDATE) {
+        if (get_varint(&p, end, &v))
+            return v2_fail(r, i, msg, "bad arg varint");
+        t.arg = v;
+    }
+    int rc = gx_reader_check(r, &t, i, msg);
+    if (rc)
+        return rc;
+    *st = t;
+    *pp = p;
+    return GX_OK;
+}
+
+int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg)
+{
+    *n = 0;
+    const unsigned char *p = r->p, *end = r->end;
+    gx_trace_rec st = r->prev;
+    size_t k = 0;
+    uint64_t i0 = r->index;
+    while (k < max) {
+        if (end - p < GX_V2_MAX_RECORD) {
+            if (!r->eof)
+                break; /* refill first */
+            if (p == end) {
+                r->p = p;
+                r->prev = st;
+                *n = k;
+                return v2_fail(r, i0 + k, msg, "truncated (no end marker)");
+            }
+        }
+        unsigned h = *p;
+        if (h == GX_TRACE_V2_END) {
+            r->prev = st;
+            *n = k;
+            return v2_end(r, p, i0 + k, msg);
+        }
+        if (!(h & V2_X) && (h & 15) <= 8 && (h >> 5) <= GX_TRACE_SHARED_WRITE &&
+            end - p >= 9) {
+            /* fast path: address (and op) only */
+            unsigned len = h & 15;
+            uint64_t z;
+            memcpy(&z, p + 1, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            z = __builtin_bswap64(z);
+#endif
+            z = len ? z & (~0ULL >> (64 - 8 * len)) : 0;
+            st.addr += unzigzag(z);
+            st.op = (uint8_t)(h >> 5);
+            st.arg = 0;
+            if ((uint32_t)st.size - 1u >= GX_TRACE_MAX_SIZE || st.addr > UINT64_MAX - st.size + 1) {
+                gx_trace_rec bad = st;
+                return gx_reader_check(r, &bad, i0 + k, msg) ? GX_EPARSE
+                       : v2_fail(r, i0 + k, msg, "bad record");
+            }
+            p += 1 + len;
+            out[k++] = st;
+            continue;
+        }
+        int rc = v2_slow(r, &p, &st, i0 + k, msg);
+        if (rc)
+            return rc;
+        out[k++] = st;
+    }
+    r->p = p;
+    r->prev = st;
+    *n = k;
+    return GX_OK;
+}

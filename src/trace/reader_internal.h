@@ -1,0 +1,64 @@
+/* reader_internal.h - internal: the streaming trace reader's state, shared
+ * by the reader (reader.c) and the format decoders (text.c, binary.c,
+ * accelsim.c).
+ *
+ * Notes:
+ * - The input sits in one buffer of GX_READER_BUF_BYTES (a file or a pipe)
+ *   or is the caller's memory (whole). [p, end) is the part not decoded yet;
+ *   a decoder that needs more bytes than are there returns to the reader,
+ *   which moves the rest to the front and reads more. */
+#ifndef GPUXRAY_READER_INTERNAL_H
+#define GPUXRAY_READER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuxray/trace.h"
+
+/* Input buffer: large enough that read() calls are amortised (a 1 MiB read
+ * costs ~100 us against ~10 ms of decoding), small enough to stay far below
+ * the 64 MiB streaming bound. Measured: docs/performance.md. */
+#define GX_READER_BUF_BYTES (1u << 20)
+
+/* The most bytes one binary version 2 record can take (header 2, address 8,
+ * varints 5 + 10 + 10 + 5 + 10, lane 1): a decoder with at least this much
+ * left never runs past the end. */
+#define GX_V2_MAX_RECORD 64
+
+typedef struct gx_accelsim_state gx_accelsim_state;
+
+struct gx_trace_reader {
+    char source[256];
+    uint32_t sm_limit;
+    gx_trace_format fmt;
+    int fd, own_fd;
+    unsigned char *buf;     /* owned input buffer (NULL over caller memory) */
+    size_t cap;             /* its size */
+    const unsigned char *p, *end;
+    int eof;                /* the source has no more bytes beyond end */
+    int done;               /* the trace is complete */
+    uint64_t line;          /* text / Accel-Sim: lines consumed */
+    uint64_t index;         /* records delivered */
+    uint64_t v1_count;      /* binary version 1: the header's count */
+    gx_trace_rec prev;      /* binary version 2: the decoder state */
+    gx_accelsim_state *as;  /* Accel-Sim decoder state */
+};
+
+/* Each decoder fills up to max records, advancing r->p; *n = how many. It
+ * stops early when it needs bytes beyond r->end and !r->eof (the reader then
+ * refills and calls again). It sets r->done when the trace is complete. */
+int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg);
+int gx_v1_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg);
+int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg);
+int gx_accelsim_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n,
+                       gx_msg *msg);
+void gx_accelsim_free(gx_trace_reader *r);
+/* 1 when data (the first bytes of an input) looks like an Accel-Sim trace. */
+int gx_accelsim_detect(const unsigned char *data, size_t len);
+
+/* Record validation with the reader's position in the message: the line
+ * (text, Accel-Sim) or index (binary: the record's index in the trace). */
+int gx_reader_check(const gx_trace_reader *r, const gx_trace_rec *rec, uint64_t index,
+                    gx_msg *msg);
+
+#endif
