@@ -15,6 +15,7 @@ typedef struct gx_discover_opts {
     const char *only; /* comma-separated stage names, NULL = all (prerequisites run anyway) */
     uint64_t seed;
     int progress;     /* progress lines on stderr */
+    int record;       /* 1: keep the stages' raw measurements in gx_report.data */
 } gx_discover_opts;
 
 #define GX_REPORT_MAX_ROWS 64
@@ -43,6 +44,12 @@ typedef struct gx_report {
     gx_report_row rows[GX_REPORT_MAX_ROWS];
     int n_stages;
     gx_stage_cost stages[GX_REPORT_MAX_STAGES];
+    /* With gx_discover_opts.record: the raw measurements the stages took, a
+     * jansson object (json_t *) with one member per series ("curve",
+     * "sm_slice", "slice_classes", "ways", "policy", ...); NULL otherwise.
+     * Owned: release with gx_report_free_data(). docs/report.md lists the
+     * series and their fields. */
+    void *data;
 } gx_report;
 
 /* Run the pipeline. *found receives a measured profile (caller frees),
@@ -50,6 +57,8 @@ typedef struct gx_report {
  * stage ran (some fields may still be low-confidence and absent). */
 int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
                 gx_report *report, gx_msg *msg);
+/* Release report->data (NULL afterwards). */
+void gx_report_free_data(gx_report *r);
 /* The human table: parameter, value, method, confidence; then stage costs. */
 void gx_report_print(const gx_report *r, FILE *out);
 /* Valid stage names, comma-separated (for --help and error messages). */

@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "gpuxray/discover.h"
 #include "gpuxray/profile.h"
+#include "gpuxray/report.h"
 #include "gpuxray/target.h"
 
 #define SEED_PROFILE "seed-ampere-6mb.json"
@@ -31,6 +32,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpuxray discover [--target cuda[:N] | sim:PROFILE] [--only STAGE,...]\n"
             "                        [--seed N] [-o OUT.json] [--json] [--progress]\n"
+            "                        [--data DIR] [--report DIR]\n"
+            "  --data DIR    write the stages' raw measurements as JSON files in DIR\n"
+            "  --report DIR  the same, plus DIR/profile.json and DIR/report.html (.md, .json)\n"
             "stages: %s (prerequisites run anyway)\n"
             "default target: the first CUDA GPU, else the simulated seed card (%s)\n",
             gx_discover_stage_names(), SEED_PROFILE);
@@ -119,9 +123,40 @@ static int check_only(const char *only)
     return 0;
 }
 
+/* --data / --report DIR: the raw measurements, and with --report the
+ * profile and the report pages built from them. */
+static int write_report_dir(const gx_report *rep, const gx_profile *found, const char *dir,
+                            int with_report)
+{
+    gx_msg msg;
+    int rc = gx_report_data_save(rep, dir, &msg);
+    if (rc == GX_OK && with_report) {
+        char prof[PATH_MAX], html[PATH_MAX];
+        snprintf(prof, sizeof prof, "%s/profile.json", dir);
+        snprintf(html, sizeof html, "%s/report.html", dir);
+        void *data = NULL;
+        rc = gx_profile_save(found, prof, &msg);
+        if (rc == GX_OK)
+            rc = gx_report_data_load(dir, &data, &msg);
+        if (rc == GX_OK) {
+            gx_report_opts o = {.profile_path = prof, .data = data, .model = 1, .seed = 1};
+            rc = gx_report_write(found, &o, html, &msg);
+        }
+        gx_report_data_release(data);
+    }
+    if (rc != GX_OK) {
+        gx_cli_error("%s", msg.text);
+        return gx_exit_code(rc);
+    }
+    fprintf(stderr, "gpuxray: %s written to %s\n",
+            with_report ? "raw data, profile.json and report.html" : "raw data", dir);
+    return GX_EXIT_OK;
+}
+
 int gx_cmd_discover(int argc, char **argv)
 {
-    const char *target = NULL, *only = NULL, *out_path = NULL;
+    const char *target = NULL, *only = NULL, *out_path = NULL, *data_dir = NULL;
+    int with_report = 0;
     unsigned long long seed = 1;
     int json = 0, progress = isatty(2);
     for (int i = 1; i < argc; i++) {
@@ -143,6 +178,9 @@ int gx_cmd_discover(int argc, char **argv)
             }
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_val) {
             out_path = argv[++i];
+        } else if ((!strcmp(a, "--data") || !strcmp(a, "--report")) && has_val) {
+            with_report = !strcmp(a, "--report");
+            data_dir = argv[++i];
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--progress")) {
@@ -168,7 +206,8 @@ int gx_cmd_discover(int argc, char **argv)
         if (ec != GX_EXIT_OK)
             return ec;
     }
-    gx_discover_opts opts = {.only = only, .seed = seed, .progress = progress};
+    gx_discover_opts opts = {
+        .only = only, .seed = seed, .progress = progress, .record = data_dir != NULL};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     if (!rep) {
@@ -207,6 +246,11 @@ int gx_cmd_discover(int argc, char **argv)
             fprintf(stderr, "gpuxray: profile written to %s\n", out_path);
         }
     }
+    if (data_dir) {
+        int dec = write_report_dir(rep, found, data_dir, with_report);
+        ec = ec == GX_EXIT_OK ? dec : ec;
+    }
+    gx_report_free_data(rep);
     gx_profile_free(found);
     free(rep);
     return ec;

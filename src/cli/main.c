@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  gpuxray trace gen stream|stride|random|tile [options] -o FILE\n"
             "  gpuxray gen-profile --seed N [-o OUT.json]     a random valid hidden profile\n"
             "  gpuxray holdout [--count N] [--seed N]         discovery on N hidden profiles\n"
+            "  gpuxray report P.json [--data DIR] [-o report.html]   HTML + .md + .json report\n"
             "\n"
             "exit codes: 0 ok, 1 check failed or mismatch, 2 bad usage or input, 3 target unavailable\n",
             GX_VERSION);
@@ -127,6 +128,7 @@ int main(int argc, char **argv)
         {"validate", gx_cmd_validate}, {"sim", gx_cmd_sim},
         {"trace", gx_cmd_trace},       {"holdout", gx_cmd_holdout},
         {"gen-profile", gx_cmd_genprofile},
+        {"report", gx_cmd_report},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))

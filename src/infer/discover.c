@@ -206,6 +206,8 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
     gx_report local_report;
     gx_report *rep = report ? report : &local_report;
     memset(rep, 0, sizeof *rep);
+    if (opts && opts->record && report)
+        rep->data = json_object(); /* NULL on out of memory: nothing recorded */
     gx_infer *ctx = calloc(1, sizeof *ctx);
     gx_msg stage_msg;
     if (!ctx)

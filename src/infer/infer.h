@@ -6,6 +6,7 @@
 #ifndef GPUXRAY_INFER_H
 #define GPUXRAY_INFER_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 #include "gpuxray/discover.h"
@@ -109,6 +110,17 @@ int gx_stage_policy(gx_infer *ctx);
 /* Add a row to the report table. */
 void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
                       const char *method, double confidence, int in_profile);
+/* Raw measurements for the report (report.c). When discovery records
+ * (gx_discover_opts.record), infer_data_set sets series.key = value and
+ * infer_data_append appends item to the array series.key (created on first
+ * use); both take the reference they are given (NULL is ignored). Without
+ * recording they only release it, so a hook costs nothing else. */
+int infer_recording(const gx_infer *ctx);
+/* A JSON number, or null when v is not finite (JSON has no NaN). */
+json_t *infer_json_num(double v);
+void infer_data_set(gx_infer *ctx, const char *series, const char *key, json_t *value);
+void infer_data_append(gx_infer *ctx, const char *series, const char *key, json_t *item);
+
 /* Progress line on stderr when ctx->progress. */
 void infer_progress(gx_infer *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,9 +1,12 @@
 /* report.c - the discovery report: rows of (parameter, value, method,
- * confidence) added by the stages, the cost of each stage, progress lines,
- * and the human-readable table (like the seed article's).
+ * confidence) added by the stages, the cost of each stage, the raw
+ * measurements the stages record for the HTML report (series of JSON
+ * objects, kept only when discovery records), progress lines, and the
+ * human-readable table (like the seed article's).
  *
  * Notes: library code does not print except here, where the caller passes
- * the FILE (the CLI chooses stdout / stderr). */
+ * the FILE (the CLI chooses stdout / stderr). A recording hook never
+ * changes what a stage measures: it copies values the stage already has. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +27,67 @@ void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
     snprintf(row->method, sizeof row->method, "%s", method ? method : "");
     row->confidence = confidence;
     row->in_profile = in_profile;
+}
+
+int infer_recording(const gx_infer *ctx)
+{
+    return ctx && ctx->report && ctx->report->data;
+}
+
+json_t *infer_json_num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* The object data[series], created on first use; NULL when not recording. */
+static json_t *series_obj(gx_infer *ctx, const char *series)
+{
+    if (!infer_recording(ctx) || !series)
+        return NULL;
+    json_t *root = ctx->report->data;
+    json_t *o = json_object_get(root, series);
+    if (!json_is_object(o)) {
+        o = json_object();
+        if (!o || json_object_set_new(root, series, o) != 0)
+            return NULL;
+    }
+    return o;
+}
+
+void infer_data_set(gx_infer *ctx, const char *series, const char *key, json_t *value)
+{
+    json_t *o = series_obj(ctx, series);
+    if (!o || !key || !value) {
+        json_decref(value);
+        return;
+    }
+    json_object_set_new(o, key, value);
+}
+
+void infer_data_append(gx_infer *ctx, const char *series, const char *key, json_t *item)
+{
+    json_t *o = series_obj(ctx, series);
+    if (!o || !key || !item) {
+        json_decref(item);
+        return;
+    }
+    json_t *a = json_object_get(o, key);
+    if (!json_is_array(a)) {
+        a = json_array();
+        if (!a || json_object_set_new(o, key, a) != 0) {
+            json_decref(item);
+            return;
+        }
+    }
+    json_array_append_new(a, item);
+}
+
+void gx_report_free_data(gx_report *r)
+{
+    if (!r)
+        return;
+    json_decref((json_t *)r->data);
+    r->data = NULL;
 }
 
 void infer_progress(gx_infer *ctx, const char *fmt, ...)

@@ -614,6 +614,44 @@ static int count_below(const lv_point *p, double cut)
     return c;
 }
 
+/* Report data (series "curve"): the sweep's points, the chase curve's
+ * plateaus, the levels, the cold lines' DRAM deltas. Copies only. */
+static void record_curve(lv_state *s, const cp_segment *pl, size_t np, const double *caps,
+                         uint32_t line)
+{
+    gx_infer *ctx = s->ctx;
+    if (!infer_recording(ctx))
+        return;
+    infer_data_set(ctx, "curve", "method",
+                   json_string("one thread on SM 0 chases a random cyclic chain over one random "
+                               "32 B slot per 256 B block of nested footprints (x2 from 32 KiB); "
+                               "mean cycles per access; probe pairs on random chain lines count "
+                               "those still in the first level"));
+    infer_data_set(ctx, "curve", "sm", json_integer(0));
+    infer_data_set(ctx, "curve", "timed_steps", json_integer(LV_TIMED_STEPS));
+    infer_data_set(ctx, "curve", "block_bytes", json_integer(LV_BLOCK_BYTES));
+    for (size_t i = 0; i < s->n; i++) {
+        const lv_point *p = &s->p[i];
+        infer_data_append(ctx, "curve", "points",
+                          json_pack("{s:f,s:o,s:i,s:o}", "footprint_bytes", p->f, "cycles",
+                                    infer_json_num(p->y), "probes", p->k, "resident_first",
+                                    infer_json_num(p->k ? (double)p->n1 / p->k : NAN)));
+    }
+    for (size_t i = 0; i < np; i++)
+        infer_data_append(ctx, "curve", "plateaus",
+                          json_pack("{s:I,s:I,s:o,s:o}", "first", (json_int_t)pl[i].first,
+                                    "last", (json_int_t)pl[i].last, "cycles",
+                                    infer_json_num(pl[i].level), "spread",
+                                    infer_json_num(pl[i].spread)));
+    for (int l = 0; l < (s->near_far ? 2 : 1); l++)
+        if (isfinite(caps[l]) && line)
+            infer_data_append(ctx, "curve", "levels",
+                              json_pack("{s:f}", "capacity_bytes",
+                                        caps[l] / LV_BLOCK_BYTES * line));
+    for (int i = 0; i < LV_COLD; i++)
+        infer_data_append(ctx, "curve", "dram_deltas", infer_json_num(s->cold[i]));
+}
+
 static int run_levels(lv_state *s)
 {
     gx_infer *ctx = s->ctx;
@@ -766,6 +804,7 @@ static int run_levels(lv_state *s)
     ctx->line_bytes = line;
     ctx->line_conf = lconf;
     snprintf(ctx->line_how, sizeof ctx->line_how, "%s", lhow);
+    record_curve(s, pl, np, caps, line);
     ctx->n_levels = nl;
     for (int l = 0; l < nl; l++) {
         double bytes = caps[l] / LV_BLOCK_BYTES * line;

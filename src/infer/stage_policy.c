@@ -821,6 +821,36 @@ static int refine_random(gx_infer *ctx, gx_evx *ev, pol_data *d, pol_score *sc, 
     return rc;
 }
 
+/* Report data (series "policy"): every candidate's fit. Copies only. */
+static void record_policy(gx_infer *ctx, const pol_data *d, const pol_score *sc, size_t nc,
+                          int chosen)
+{
+    if (!infer_recording(ctx))
+        return;
+    infer_data_set(ctx, "policy", "method",
+                   json_string("replay of measured hit/miss sequences over W+k congruent lines: "
+                               "deterministic candidates by agreement on state-independent "
+                               "predictions and log-likelihood, randomized ones by hit-rate "
+                               "chi-square against Monte Carlo"));
+    infer_data_set(ctx, "policy", "timed_accesses", json_integer((json_int_t)d->total_timed));
+    infer_data_set(ctx, "policy", "runs", json_integer(d->n_runs));
+    infer_data_set(ctx, "policy", "chosen", json_string(chosen >= 0 ? sc[chosen].spec : ""));
+    for (size_t i = 0; i < nc; i++) {
+        json_t *hr = json_array();
+        for (int p = 0; p < d->n_progs && hr; p++)
+            json_array_append_new(hr, json_pack("{s:o,s:o}", "observed",
+                                                infer_json_num(sc[i].hr_obs[p]), "model",
+                                                infer_json_num(sc[i].hr_sim[p])));
+        infer_data_append(ctx, "policy", "candidates",
+                          json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o*}", "spec", sc[i].spec,
+                                    "randomized", sc[i].randomized, "agree",
+                                    infer_json_num(sc[i].agree), "coverage",
+                                    infer_json_num(sc[i].coverage), "log_likelihood",
+                                    infer_json_num(sc[i].ll), "chi2", infer_json_num(sc[i].chi2),
+                                    "hit_rates", hr));
+    }
+}
+
 static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, pol_work *w,
                   int active)
 {
@@ -873,6 +903,7 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
     }
     report_policy(ctx, d, sc, chosen >= 0 ? chosen : best, runner, chosen, conf, margin, p_est,
                   active);
+    record_policy(ctx, d, sc, nc, chosen);
     if (chosen >= 0) {
         snprintf(ctx->policy, sizeof ctx->policy, "%s", sc[chosen].spec);
         if (conf >= 0.9) {

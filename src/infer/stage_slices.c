@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/hash.h"
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/stats.h"
 #include "infer_util.h"
@@ -367,6 +368,46 @@ static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
     infer_report_row(ctx, "slice hash check", v, m, NAN, 0);
 }
 
+/* Report data: the latency fingerprint of every class from every SM slot
+ * (series "sm_slice") and the class of every line of the reference page
+ * under the learned hash (series "slice_classes"). Copies only. */
+#define SL_DATA_MAX_LINES 65536u /* lines of one page in the picture at most */
+static void record_slices(gx_infer *ctx, const gx_slicepred *sp, const gx_slicepred_summary *s,
+                          const gx_hash_fn *h)
+{
+    if (!infer_recording(ctx))
+        return;
+    infer_data_set(ctx, "sm_slice", "method",
+                   json_string("mean reload latency (cycles) of a class's lines from each SM: "
+                               "the fingerprint centers the classifier learned"));
+    infer_data_set(ctx, "sm_slice", "reps", json_integer(s->reps));
+    infer_data_set(ctx, "sm_slice", "lines_measured", json_integer((json_int_t)s->lines_measured));
+    infer_data_set(ctx, "sm_slice", "sigma_cycles", infer_json_num(s->sigma_cycles));
+    for (uint32_t slot = 0; slot < s->sms; slot++)
+        infer_data_append(ctx, "sm_slice", "sms", json_integer(gx_slicepred_sm(sp, slot)));
+    for (uint32_t c = 0; c < s->classes; c++) {
+        json_t *row = json_array();
+        for (uint32_t slot = 0; slot < s->sms && row; slot++)
+            json_array_append_new(row, infer_json_num(gx_slicepred_center(sp, c, slot)));
+        infer_data_append(ctx, "sm_slice", "cycles", row);
+    }
+    uint64_t page = ctx->info->page_bytes, line = ctx->line_bytes;
+    uint64_t n = page / line < SL_DATA_MAX_LINES ? page / line : SL_DATA_MAX_LINES;
+    infer_data_set(ctx, "slice_classes", "method",
+                   json_string("the learned slice hash of the reference page (masks over the "
+                               "observable bits, table when not linear), checked on held-out "
+                               "lines"));
+    infer_data_set(ctx, "slice_classes", "page_bytes", json_integer((json_int_t)page));
+    infer_data_set(ctx, "slice_classes", "line_bytes", json_integer((json_int_t)line));
+    infer_data_set(ctx, "slice_classes", "verified", json_integer((json_int_t)s->verified));
+    infer_data_set(ctx, "slice_classes", "verify_errors",
+                   json_integer((json_int_t)s->verify_errors));
+    json_t *cls = json_array();
+    for (uint64_t i = 0; i < n && cls; i++)
+        json_array_append_new(cls, json_integer((json_int_t)gx_hash_eval(h, i * line)));
+    infer_data_set(ctx, "slice_classes", "classes", cls);
+}
+
 int gx_stage_slices(gx_infer *ctx)
 {
     if (!ctx->line_bytes)
@@ -431,6 +472,7 @@ int gx_stage_slices(gx_infer *ctx)
         rc = gx_slicepred_hash(sp, &h, ctx->msg);
     if (rc == GX_OK) {
         write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured);
+        record_slices(ctx, sp, &s, &h);
         gx_hash_clear(&h);
     }
     /* kept for the ways stage's slice-guided pools (learning again costs

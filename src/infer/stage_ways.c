@@ -356,6 +356,16 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
              agree, run->n, run->translated, run->failed,
              run->guided ? "; slice-guided pools" : "");
     infer_report_row(ctx, "l2.ways", v, m, conf, in_profile);
+    for (int i = 0; i < run->n; i++) /* report data: one trial per eviction set */
+        infer_data_append(ctx, "ways", "trials",
+                          json_pack("{s:i,s:I,s:I,s:i}", "ways", (int)run->w[i], "tests",
+                                    (json_int_t)run->tests[i], "bar", (json_int_t)run->bar[i],
+                                    "pool_used", (int)run->used[i]));
+    infer_data_set(ctx, "ways", "method",
+                   json_string("minimal eviction sets reduced from a congruent pool (group "
+                               "testing); a set's size is the associativity"));
+    infer_data_set(ctx, "ways", "failed", json_integer(run->failed));
+    infer_data_set(ctx, "ways", "translated", json_integer(run->translated));
     snprintf(v, sizeof v, "%llu (bar %llu)", (unsigned long long)worst,
              (unsigned long long)bar);
     snprintf(m, sizeof m, "worst set; pools up to %llu lines, %u warm + %u passes per trial",
