@@ -1,4 +1,4 @@
-/* test_profile.c - the profile format (Contract 1): load, save, round trip,
+/* test_profile.c - the profile format (docs/profile-format.md): load, save, round trip,
  * and one test per validation rule. Each rule test breaks exactly one field
  * of the valid seed profile and checks the error code and that the message
  * names the field. */
@@ -437,8 +437,8 @@ static void add_unknowns(json_t *r)
     json_object_set_new(sliceof(r), "x_slice", json_string("s"));
     json_object_set_new(json_object_get(json_object_get(r, "sim"), "noise"), "x_noise",
                         json_integer(9));
-    json_object_set_new(r, "tlb", json_pack("{s:i,s:{s:i}}", "l1_entries", 16, "walker",
-                                            "levels", 4));
+    json_object_set_new(r, "x_tlb", json_pack("{s:i,s:{s:i}}", "l1_entries", 16, "walker",
+                                              "levels", 4));
 }
 
 static void test_round_trip_keeps_unknown_fields(void **state)
@@ -461,7 +461,7 @@ static void test_round_trip_keeps_unknown_fields(void **state)
     json_t *back = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
     assert_non_null(back);
     assert_string_equal(json_string_value(json_object_get(back, "name")), "renamed");
-    const char *keys[] = {"x_top", "tlb"};
+    const char *keys[] = {"x_top", "x_tlb"};
     for (int i = 0; i < 2; i++)
         assert_true(json_equal(json_object_get(root, keys[i]), json_object_get(back, keys[i])));
     assert_true(json_equal(json_object_get(json_object_get(back, "provenance"), "x_prov"),
@@ -551,7 +551,7 @@ static void test_new_profile_serialises_absent_as_null(void **state)
     assert_non_null(strstr(text, "\"slices\": null"));
     assert_non_null(strstr(text, "\"kind\": \"measured\""));
     assert_null(strstr(text, "\"sim\""));
-    /* Contract-1 order: format first, then version */
+    /* the documented order: format first, then version */
     assert_true(strstr(text, "\"format\"") < strstr(text, "\"version\""));
     assert_true(strstr(text, "\"device\"") < strstr(text, "\"l2\""));
     gx_profile *q = NULL;

@@ -40,7 +40,7 @@ typedef struct gx_compare_opts {
     uint64_t seed;                 /* sampling seed, default 1 */
 } gx_compare_opts;
 
-#define GX_COMPARE_MAX_ROWS 24
+#define GX_COMPARE_MAX_ROWS 96 /* l2 (16) and a full tlb section (about 60) */
 
 typedef struct gx_compare_row {
     char field[48];     /* e.g. "l2.ways", "l2.hash.slice" (the confidence key) */

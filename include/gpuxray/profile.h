@@ -1,4 +1,4 @@
-/* profile.h - the profile (Contract 1 of DESIGN.md): one JSON format for
+/* profile.h - the profile (docs/profile-format.md): one JSON format for
  * ground truth (reference / simulated) and for discovery results (measured).
  *
  * Notes:
@@ -23,6 +23,16 @@
 #define GX_MAX_MASKS 32
 #define GX_MAX_LEVELS 8
 #define GX_MAX_CONFIDENCE 64
+/* Masks of one index function the model can evaluate: its hash tables
+ * have 2^masks entries (tables of a slice hash, sets of a set hash). */
+#define GX_HASH_MAX_MASKS 24
+/* Latencies and cycle counts of a profile are at most this: 10^7 cycles
+ * (about 5 ms at 2 GHz) is far above any memory latency, and keeps sums
+ * over 2^32 accesses exact in a double (< 2^53 * 2^-4). */
+#define GX_PROFILE_MAX_CYCLES 1e7
+/* memory.page_bytes: at most the model's simulated physical memory (the
+ * sim target and the trace simulator place pages in 64 GiB of frames). */
+#define GX_PROFILE_MAX_PAGE_BYTES (64ULL << 30)
 
 /* An index function: output bit i = parity(PA & masks[i]). With a table,
  * result = table[bits] (non-power-of-two slice counts); with modulo > 0,
@@ -60,6 +70,8 @@ typedef struct gx_confidence {
 #define GX_MAX_PAGE_SIZES 5  /* 4 KiB, 64 KiB, 2 MiB, 1 GiB, 512 GiB */
 #define GX_MAX_PT_LEVELS 6
 #define GX_MAX_VA_REGIONS 16
+#define GX_TLB_MIN_PAGE_BYTES 4096ULL         /* 4 KiB, the smallest GPU page */
+#define GX_TLB_MAX_PAGE_BYTES (512ULL << 30)  /* 512 GiB, the largest page size */
 #define GX_TLB_DEFAULT_PTE_BYTES 8u           /* one 64-bit PTE (Vega, Hopper) */
 #define GX_TLB_DEFAULT_PREDICTOR_BITS 4u      /* gem5's saturating counters */
 #define GX_TLB_DEFAULT_PREDICT_SMALL 4096u    /* 4 KiB */
@@ -147,6 +159,7 @@ typedef struct gx_profile {
         char tool_version[32];
         char created[40];
         uint64_t seed;
+        int seed_given;       /* seed recorded (seed 0 included); set with seed */
         uint64_t queries, accesses;
         double seconds;
     } provenance;
@@ -212,6 +225,11 @@ int gx_profile_parse(const char *text, const char *source_name, gx_profile **out
 /* Returns GX_OK or GX_ECONFIG with msg naming the field and the rule, e.g.
  * "l2.capacity_bytes: 6291456 != slices*sets_per_slice*ways*line_bytes = 6291450". */
 int gx_profile_validate(const gx_profile *p, gx_msg *msg);
+/* The rules the model applies, for a profile of any kind: validation plus
+ * every field the model needs (as for kinds reference and simulated). The
+ * model (l2, trace simulator, sim target) calls this and trusts a profile
+ * that passes: `gpuxray validate` and the model refuse the same profiles. */
+int gx_profile_check_model(const gx_profile *p, gx_msg *msg);
 /* Serialise (known fields over the kept document). Caller frees. */
 char *gx_profile_to_json(const gx_profile *p);
 /* Write atomically (temporary file + rename): nothing half-written. */

@@ -120,6 +120,7 @@ static void fill_header(gx_infer *ctx, const gx_discover_opts *opts)
     gmtime_r(&now, &tmv);
     strftime(p->provenance.created, sizeof p->provenance.created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     p->provenance.seed = opts ? opts->seed : 0;
+    p->provenance.seed_given = opts != NULL;
     snprintf(p->device.name, sizeof p->device.name, "%s", in->name);
     p->device.sm_count = in->sm_count;
     p->device.sm_clock_mhz = in->sm_clock_mhz;

@@ -112,41 +112,11 @@ struct gx_l2 {
     uint64_t *slice_acc;
 };
 
+/* The rules are the profile's (validate.c): the model trusts a profile that
+ * passes them and re-checks nothing. */
 static int check_profile(const gx_profile *p, gx_msg *msg)
 {
-    if (!p->l2.present)
-        return gx_fail(msg, GX_ECONFIG, "l2: absent (the model needs it)");
-    if (!p->l2.line_bytes || !p->l2.sector_bytes || !p->l2.ways || !p->l2.slices ||
-        !p->l2.sets_per_slice)
-        return gx_fail(msg, GX_ECONFIG,
-                       "l2: line_bytes, sector_bytes, ways, slices and sets_per_slice are required");
-    uint32_t parts = p->l2.partitions ? p->l2.partitions : 1;
-    if (p->l2.slices % parts)
-        return gx_fail(msg, GX_ECONFIG, "l2.partitions: %u does not divide l2.slices %u", parts,
-                       p->l2.slices);
-    if (!p->l2.slice_hash.present || !p->l2.set_hash.present)
-        return gx_fail(msg, GX_ECONFIG, "l2.hash: slice and set functions are required");
-    if (gx_hash_range(&p->l2.slice_hash) > p->l2.slices)
-        return gx_fail(msg, GX_ECONFIG, "l2.hash.slice: range %llu exceeds l2.slices %u",
-                       (unsigned long long)gx_hash_range(&p->l2.slice_hash), p->l2.slices);
-    if (gx_hash_range(&p->l2.set_hash) > p->l2.sets_per_slice)
-        return gx_fail(msg, GX_ECONFIG, "l2.hash.set: range %llu exceeds l2.sets_per_slice %u",
-                       (unsigned long long)gx_hash_range(&p->l2.set_hash), p->l2.sets_per_slice);
-    if (!isfinite(p->memory.dram_latency_cycles))
-        return gx_fail(msg, GX_ECONFIG, "memory.dram_latency_cycles: required by the model");
-    if (!p->device.sm_count)
-        return gx_fail(msg, GX_ECONFIG, "device.sm_count: required by the model");
-    if (p->l2.topology == GX_TOPO_NEAR_FAR) {
-        if (!isfinite(p->l2.near_hit_cycles) || !isfinite(p->l2.far_hit_cycles))
-            return gx_fail(msg, GX_ECONFIG,
-                           "l2.latency_cycles: near_hit and far_hit are required for near-far");
-    } else if (p->l2.topology == GX_TOPO_UNIFORM) {
-        if (!isfinite(p->l2.hit_cycles))
-            return gx_fail(msg, GX_ECONFIG, "l2.latency_cycles.hit: required for uniform");
-    } else {
-        return gx_fail(msg, GX_ECONFIG, "l2.topology: required (uniform or near-far)");
-    }
-    return GX_OK;
+    return gx_profile_check_model(p, msg);
 }
 
 /* Hash evaluation by tables (measured on the seed profile, sim target chase:
@@ -163,13 +133,12 @@ static int check_profile(const gx_profile *p, gx_msg *msg)
  * Lemire's fastmod (a table only for a range beyond sets_per_slice, which
  * check_profile rejects). Measured (callgrind, seed-ampere-6mb random
  * trace): gx_l2_locate 53 -> 44 instructions a call, with the loc stores.
- * Index functions of up to 24 bits (validation's limit for tables; sets of
- * 2^24 per slice are far beyond any GPU). */
+ * Index functions of up to GX_HASH_MAX_MASKS (24) bits, and at most 1024
+ * slices: the profile's rules (sets of 2^24 per slice are far beyond any
+ * GPU). */
 static int build_fast_hash(gx_l2 *l2)
 {
     const gx_hash_fn *sh = &l2->slice_hash, *th = &l2->set_hash;
-    if (sh->n_masks > 24 || th->n_masks > 24)
-        return GX_EUNSUPPORTED;
     uint64_t used = 0;
     for (int i = 0; i < sh->n_masks; i++)
         used |= sh->masks[i];
@@ -193,9 +162,7 @@ static int build_fast_hash(gx_l2 *l2)
     size_t ns = (size_t)1 << sh->n_masks, nt = (size_t)1 << th->n_masks;
     /* slice: the bits themselves unless a table maps them (check_profile:
      * range <= slices, so the fold by slices is the identity then) */
-    if (sh->table || ns > l2->slices) {
-        if (l2->slices > 65536)
-            return GX_EUNSUPPORTED;
+    if (sh->table || ns > l2->slices) { /* uint16 entries: slices <= 1024 (profile rule) */
         l2->slice_lut = malloc(ns * sizeof *l2->slice_lut);
         if (!l2->slice_lut)
             return GX_ENOMEM;
@@ -313,9 +280,7 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
     if (rc == GX_OK && (!l2->slice_acc || !l2->sm_part || !l2->s_home || !l2->s_idx))
         rc = gx_fail(msg, GX_ENOMEM, "l2: out of memory");
     if (rc == GX_OK && (rc = build_fast_hash(l2)) != GX_OK)
-        rc = gx_fail(msg, rc, rc == GX_ENOMEM ? "l2: out of memory"
-                                              : "l2.hash: more than 24 masks in an index function "
-                                                "or more than 65536 slices");
+        rc = gx_fail(msg, rc, "l2: out of memory");
     if (rc == GX_OK && o.skew && build_skew(l2, p) != GX_OK)
         rc = gx_fail(msg, GX_ENOMEM, "l2: out of memory");
     if (rc != GX_OK) {

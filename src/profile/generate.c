@@ -300,6 +300,7 @@ int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_m
         strcpy(p->provenance.kind, "simulated");
         snprintf(p->provenance.target, sizeof p->provenance.target, "generator");
         p->provenance.seed = seed;
+        p->provenance.seed_given = 1;
         snprintf(p->device.name, sizeof p->device.name, "generated GPU %llu (simulated)",
                  (unsigned long long)seed);
         p->device.sm_count = (uint32_t)urange(&r, 16, 132);

@@ -4,7 +4,8 @@
  * Notes:
  * - Absent fields follow profile.h: 0 for counts and sizes, NaN for
  *   latencies, "" for strings, present == 0 for hash functions, -1 for the
- *   observable-bit range and the near-far switches.
+ *   observable-bit range and the near-far switches. A new profile takes
+ *   every default from the field table (fields.def).
  * - The sim knobs (noise, skew) default to 0 (no noise) when absent.
  * - gx_hash_range lives with the model (src/model/hash.c).
  * - The kept JSON document (doc) is deep-copied by clone and released by
@@ -20,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
+
 
 static void hash_init(gx_hash_fn *h)
 {
@@ -33,35 +36,25 @@ gx_profile *gx_profile_new(void)
     gx_profile *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
+    gx_fields_init(GX_FG_root, p); /* every field at its table default */
     strcpy(p->provenance.kind, "measured");
-    p->timer_overhead_cycles = NAN;
-    p->memory.dram_latency_cycles = NAN;
-    p->l2.hit_cycles = NAN;
-    p->l2.near_hit_cycles = NAN;
-    p->l2.far_hit_cycles = NAN;
-    p->l2.far_stream_extra_cycles = NAN;
-    p->l2.topology = GX_TOPO_UNKNOWN;
     hash_init(&p->l2.slice_hash);
     hash_init(&p->l2.set_hash);
-    p->l2.near_far.copy_to_near = -1;
-    p->l2.near_far.victims_to_far = -1;
-    gx_tlb_cfg_init(&p->tlb);
     return p;
 }
 
 void gx_small_cache_init(gx_small_cache_cfg *c)
 {
-    memset(c, 0, sizeof *c);
-    c->hit_latency_cycles = NAN;
+    gx_fields_init(GX_FG_smallcache, c);
 }
 
 void gx_tlb_level_init(gx_tlb_level_cfg *l)
 {
-    memset(l, 0, sizeof *l);
-    l->hit_latency_cycles = NAN;
-    l->miss_cycles = NAN;
+    gx_fields_init(GX_FG_tlblevel, l);
 }
 
+/* The tlb rows of the table are the truth; test_fields checks that a new
+ * profile's tlb equals this. */
 void gx_tlb_cfg_init(gx_tlb_cfg *t)
 {
     memset(t, 0, sizeof *t);

@@ -1,75 +1,86 @@
-/* profile_json.c - the profile's JSON form (Contract 1 of DESIGN.md): parse
- * text into a gx_profile, and write a gx_profile back, atomically.
+/* profile_json.c - the profile's JSON form (docs/profile-format.md): parse
+ * text into a gx_profile and write a gx_profile back, atomically, both by
+ * walking the field table (fields.def).
  *
  * Notes:
  * - jansson with JSON_REJECT_DUPLICATES; a syntax error reads
  *   "SOURCE:LINE:COL: text" (GX_EPARSE). A field of the wrong type or out of
- *   range reads "SOURCE: FIELD: rule" (GX_ECONFIG).
- * - JSON null and a missing key both mean "absent" (profile.h encoding).
+ *   range reads "SOURCE: FIELD: rule" (GX_ECONFIG), with the value given.
+ * - JSON null and a missing key both mean "absent" (fields.h encoding).
+ * - Numbers are strict: an integer field takes a JSON integer >= 0 (or a
+ *   real with an integral value up to 2^53, which is exact), never a
+ *   fraction, a negative or a value outside the field's range; 64-bit
+ *   fields also take a decimal string, needed above 2^63-1 (jansson's
+ *   integers are int64) and written only there. A double field takes any
+ *   finite number inside its documented range; nothing is clamped.
  * - The whole loaded document is kept in p->doc; save writes the known
  *   fields over a copy of it, so unknown fields at any level (top, l2,
- *   hash, sim, ...) and `tlb` survive a load/save round trip. Key order is
- *   the document's; new keys follow Contract 1's order.
- * - Masks are written as "0x..." strings (read: strings or integers),
- *   tables as integer arrays, modulo as an integer or null. */
+ *   hash, sim, tlb, array entries ...) survive a load/save round trip. Key
+ *   order is the document's; new keys follow the table's order.
+ * - Reals are written with 10 significant digits (JSON_REAL_PRECISION). */
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
-#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpuxray/profile.h"
+#include "json_internal.h"
 
-#define GX_TABLE_MAX_BITS 24
+/* Above this a double does not hold every integer exactly. */
+#define EXACT_INT_LIMIT 9007199254740992.0 /* 2^53 */
 
-typedef struct pctx {
-    const char *src;
-    gx_msg *msg;
-} pctx;
-
-static int bad(pctx *c, const char *field, const char *fmt, const char *detail)
+int gx_jbad(gx_pctx *c, const char *field, const char *fmt, ...)
 {
-    char rule[512];
-    snprintf(rule, sizeof rule, fmt, detail ? detail : "");
+    char rule[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rule, sizeof rule, fmt, ap);
+    va_end(ap);
     return gx_fail(c->msg, GX_ECONFIG, "%s: %s: %s", c->src, field, rule);
 }
 
-static void join(char *out, size_t cap, const char *prefix, const char *key)
-{
-    if (prefix && *prefix)
-        snprintf(out, cap, "%s.%s", prefix, key);
-    else
-        snprintf(out, cap, "%s", key);
-}
-
-static const char *type_name(const json_t *v)
+void gx_jdescribe(const json_t *v, char *buf, size_t cap)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        return "an object";
+        snprintf(buf, cap, "an object");
+        break;
     case JSON_ARRAY:
-        return "an array";
+        snprintf(buf, cap, "an array");
+        break;
     case JSON_STRING:
-        return "a string";
+        if (json_string_length(v) <= 24)
+            snprintf(buf, cap, "the string \"%s\"", json_string_value(v));
+        else
+            snprintf(buf, cap, "a string");
+        break;
     case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a real number";
+        snprintf(buf, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL: /* the shortest text that reads back as the same double */
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, cap, "%.*g", prec, json_real_value(v));
+            if (strtod(buf, NULL) == json_real_value(v))
+                break;
+        }
+        break;
     case JSON_TRUE:
+        snprintf(buf, cap, "true");
+        break;
     case JSON_FALSE:
-        return "a boolean";
+        snprintf(buf, cap, "false");
+        break;
     default:
-        return "null";
+        snprintf(buf, cap, "null");
+        break;
     }
 }
 
-/* Value of key, NULL when missing or null. */
-static json_t *val(const json_t *obj, const char *key)
+json_t *gx_jval(const json_t *obj, const char *key)
 {
     if (!obj || !json_is_object(obj))
         return NULL;
@@ -77,22 +88,24 @@ static json_t *val(const json_t *obj, const char *key)
     return (v && !json_is_null(v)) ? v : NULL;
 }
 
-static int rd_obj(pctx *c, const json_t *obj, const char *prefix, const char *key, json_t **out)
+static int parse_decimal(const char *s, uint64_t *out)
 {
-    char f[128];
-    json_t *v = val(obj, key);
-    *out = NULL;
-    if (!v)
-        return GX_OK;
-    if (!json_is_object(v)) {
-        join(f, sizeof f, prefix, key);
-        return bad(c, f, "expected an object, got %s", type_name(v));
+    if (!*s || strlen(s) > 20)
+        return -1;
+    uint64_t x = 0;
+    for (const char *q = s; *q; q++) {
+        if (*q < '0' || *q > '9')
+            return -1;
+        unsigned d = (unsigned)(*q - '0');
+        if (x > (UINT64_MAX - d) / 10)
+            return -1;
+        x = x * 10 + d;
     }
-    *out = v;
-    return GX_OK;
+    *out = x;
+    return 0;
 }
 
-static int as_u64(const json_t *v, uint64_t *out)
+int gx_jas_u64(const json_t *v, int strings_ok, uint64_t *out)
 {
     if (json_is_integer(v)) {
         json_int_t i = json_integer_value(v);
@@ -103,366 +116,279 @@ static int as_u64(const json_t *v, uint64_t *out)
     }
     if (json_is_real(v)) {
         double d = json_real_value(v);
-        if (d < 0 || d != floor(d) || d > 9007199254740992.0)
+        if (!(d >= 0) || d != floor(d) || d > EXACT_INT_LIMIT)
             return -1;
         *out = (uint64_t)d;
         return 0;
     }
+    if (strings_ok && json_is_string(v))
+        return parse_decimal(json_string_value(v), out);
     return -1;
 }
 
-static int rd_u64(pctx *c, const json_t *obj, const char *prefix, const char *key, uint64_t max,
+json_t *gx_ju64(uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)v);
+    char b[24];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    return json_string(b);
+}
+
+json_t *gx_jnum(double v)
+{
+    if (!isfinite(v))
+        return json_null();
+    if (v == floor(v) && fabs(v) < 1e15)
+        return json_integer((json_int_t)v);
+    return json_real(v);
+}
+
+json_t *gx_jsub(json_t *parent, const char *key)
+{
+    json_t *o = json_object_get(parent, key);
+    if (o && json_is_object(o))
+        return o;
+    o = json_object();
+    json_object_set_new(parent, key, o);
+    return o;
+}
+
+void gx_jput(json_t *obj, const char *key, json_t *v, int always)
+{
+    if (v) {
+        json_object_set_new(obj, key, v);
+        return;
+    }
+    if (always || json_object_get(obj, key))
+        json_object_set_new(obj, key, json_null());
+}
+
+/* ---------------------------------------------------------------- read */
+
+static void full_name(char *out, size_t cap, const char *prefix, const char *path)
+{
+    if (prefix && *prefix)
+        snprintf(out, cap, "%s.%s", prefix, path);
+    else
+        snprintf(out, cap, "%s", path);
+}
+
+static int rd_int(gx_pctx *c, const gx_field *f, const json_t *v, const char *name,
                   uint64_t *out)
 {
-    char f[128];
-    json_t *v = val(obj, key);
-    if (!v)
-        return GX_OK;
-    uint64_t x = 0;
-    join(f, sizeof f, prefix, key);
-    if (as_u64(v, &x) != 0)
-        return bad(c, f, "expected a non-negative integer, got %s", type_name(v));
-    if (x > max) {
+    const int is64 = f->type == GX_FT_U64 || f->type == GX_FT_LIST_U64;
+    if (gx_jas_u64(v, is64, out) != 0) {
         char d[64];
-        snprintf(d, sizeof d, "%" PRIu64 " > %" PRIu64, x, max);
-        return bad(c, f, "out of range (%s)", d);
+        gx_jdescribe(v, d, sizeof d);
+        if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+            json_real_value(v) > EXACT_INT_LIMIT)
+            return gx_jbad(c, name, "expected an exact integer, got %s (a real above 2^53%s)",
+                           d, is64 ? "; write it as an integer or a decimal string" : "");
+        return gx_jbad(c, name, "expected a non-negative integer%s, got %s",
+                       is64 ? " (or a decimal string)" : "", d);
     }
-    *out = x;
+    gx_msg m;
+    if (gx_field_check_int(f, *out, name, &m) != GX_OK)
+        return gx_fail(c->msg, GX_ECONFIG, "%s: %s", c->src, m.text);
     return GX_OK;
 }
 
-static int rd_u32(pctx *c, const json_t *obj, const char *prefix, const char *key, uint32_t *out)
+static int rd_list(gx_pctx *c, const gx_field *f, const json_t *v, const char *name, void *base)
 {
-    uint64_t x = *out;
-    int rc = rd_u64(c, obj, prefix, key, UINT32_MAX, &x);
-    *out = (uint32_t)x;
-    return rc;
+    char d[64], e[192];
+    if (!json_is_array(v)) {
+        gx_jdescribe(v, d, sizeof d);
+        return gx_jbad(c, name, "expected an array of integers, got %s", d);
+    }
+    if (json_array_size(v) > (size_t)f->max_count)
+        return gx_jbad(c, name, "%zu entries: at most %d", json_array_size(v), f->max_count);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        uint64_t x = 0;
+        snprintf(e, sizeof e, "%.160s[%zu]", name, i);
+        int rc = rd_int(c, f, json_array_get(v, i), e, &x);
+        if (rc)
+            return rc;
+        void *p = gx_fptr(base, f->off + i * f->size);
+        if (f->size == sizeof(uint32_t))
+            *(uint32_t *)p = (uint32_t)x;
+        else
+            *(uint64_t *)p = x;
+    }
+    *(int *)gx_fptr(base, f->aux_off) = (int)json_array_size(v);
+    return GX_OK;
 }
 
-static int rd_num(pctx *c, const json_t *obj, const char *prefix, const char *key, double *out)
+static int rd_leaf(gx_pctx *c, const gx_field *f, const json_t *v, const char *name, void *base)
 {
-    char f[128];
-    json_t *v = val(obj, key);
-    if (!v)
+    char d[64];
+    void *p = gx_fptr(base, f->off);
+    switch (f->type) {
+    case GX_FT_U32:
+    case GX_FT_U64: {
+        uint64_t x = 0;
+        int rc = rd_int(c, f, v, name, &x);
+        if (rc)
+            return rc;
+        if (f->size == sizeof(uint32_t))
+            *(uint32_t *)p = (uint32_t)x;
+        else
+            *(uint64_t *)p = x;
+        if (f->aux_off != GX_FNONE)
+            *(int *)gx_fptr(base, f->aux_off) = 1;
         return GX_OK;
-    if (!json_is_number(v)) {
-        join(f, sizeof f, prefix, key);
-        return bad(c, f, "expected a number, got %s", type_name(v));
     }
-    *out = json_number_value(v);
-    return GX_OK;
-}
-
-static int rd_str(pctx *c, const json_t *obj, const char *prefix, const char *key, char *buf,
-                  size_t cap)
-{
-    char f[128];
-    json_t *v = val(obj, key);
-    if (!v)
-        return GX_OK;
-    join(f, sizeof f, prefix, key);
-    if (!json_is_string(v))
-        return bad(c, f, "expected a string, got %s", type_name(v));
-    if (json_string_length(v) >= cap) {
-        char d[32];
-        snprintf(d, sizeof d, "%zu", cap - 1);
-        return bad(c, f, "string longer than %s characters", d);
-    }
-    snprintf(buf, cap, "%s", json_string_value(v));
-    return GX_OK;
-}
-
-static int rd_bool(pctx *c, const json_t *obj, const char *prefix, const char *key, int *out)
-{
-    char f[128];
-    json_t *v = val(obj, key);
-    if (!v)
-        return GX_OK;
-    if (!json_is_boolean(v)) {
-        join(f, sizeof f, prefix, key);
-        return bad(c, f, "expected true or false, got %s", type_name(v));
-    }
-    *out = json_is_true(v) ? 1 : 0;
-    return GX_OK;
-}
-
-static int parse_mask(const json_t *v, uint64_t *out)
-{
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
-            return -1;
-        const char *d = s + 2;
-        while (*d == '0' && d[1])
-            d++;
-        if (strlen(d) > 16)
-            return -1;
-        for (const char *q = d; *q; q++)
-            if (!strchr("0123456789abcdefABCDEF", *q))
-                return -1;
-        *out = (uint64_t)strtoull(d, NULL, 16);
-        return 0;
-    }
-    return as_u64(v, out);
-}
-
-static int rd_hash(pctx *c, const json_t *obj, const char *prefix, const char *key, int is_set,
-                   gx_hash_fn *h)
-{
-    char f[128], g[160];
-    json_t *o = NULL;
-    int rc = rd_obj(c, obj, prefix, key, &o);
-    if (rc || !o)
-        return rc;
-    join(f, sizeof f, prefix, key);
-    h->present = 1;
-    json_t *m = val(o, "masks");
-    if (m) {
-        snprintf(g, sizeof g, "%s.masks", f);
-        if (!json_is_array(m))
-            return bad(c, g, "expected an array of hex strings, got %s", type_name(m));
-        if (json_array_size(m) > GX_MAX_MASKS) {
-            char d[32];
-            snprintf(d, sizeof d, "%d", GX_MAX_MASKS);
-            return bad(c, g, "more than %s masks", d);
+    case GX_FT_DBL: {
+        if (!json_is_number(v)) {
+            gx_jdescribe(v, d, sizeof d);
+            return gx_jbad(c, name, "expected a number, got %s", d);
         }
-        for (size_t i = 0; i < json_array_size(m); i++) {
-            uint64_t x = 0;
-            if (parse_mask(json_array_get(m, i), &x) != 0) {
-                snprintf(g, sizeof g, "%s.masks[%zu]", f, i);
-                return bad(c, g, "expected a 64-bit mask as \"0x...\" or an integer%s", "");
+        gx_msg m;
+        if (gx_field_check_dbl(f, json_number_value(v), name, &m) != GX_OK)
+            return gx_fail(c->msg, GX_ECONFIG, "%s: %s", c->src, m.text);
+        *(double *)p = json_number_value(v);
+        return GX_OK;
+    }
+    case GX_FT_BOOL:
+        if (!json_is_boolean(v)) {
+            gx_jdescribe(v, d, sizeof d);
+            return gx_jbad(c, name, "expected true or false, got %s", d);
+        }
+        *(int *)p = json_is_true(v) ? 1 : 0;
+        return GX_OK;
+    case GX_FT_STR:
+        if (!json_is_string(v)) {
+            gx_jdescribe(v, d, sizeof d);
+            return gx_jbad(c, name, "expected a string, got %s", d);
+        }
+        if (json_string_length(v) >= f->size)
+            return gx_jbad(c, name, "string longer than %zu characters", f->size - 1);
+        snprintf((char *)p, f->size, "%s", json_string_value(v));
+        return GX_OK;
+    case GX_FT_ENUM: {
+        char nm[128];
+        gx_field_names_text(f, nm, sizeof nm);
+        int e = json_is_string(v) ? gx_field_enum_value(f, json_string_value(v)) : -1;
+        if (e < 0) {
+            gx_jdescribe(v, d, sizeof d);
+            return gx_jbad(c, name, "expected one of %s, got %s", nm, d);
+        }
+        *(int *)p = e;
+        return GX_OK;
+    }
+    case GX_FT_LIST_U64:
+    case GX_FT_LIST_U32:
+        return rd_list(c, f, v, name, base);
+    default:
+        return GX_OK;
+    }
+}
+
+static int rd_group(gx_pctx *c, const json_t *obj, gx_fgroup g, const char *prefix,
+                    const char *name_prefix, void *base);
+
+/* An object (or null) of the same group, a nested struct, or an array. */
+static int rd_container(gx_pctx *c, const gx_field *f, const json_t *v, const char *name,
+                        const char *name_prefix, void *base)
+{
+    char d[64];
+    if (f->type == GX_FT_ARR) {
+        if (!json_is_array(v)) {
+            gx_jdescribe(v, d, sizeof d);
+            return gx_jbad(c, name, "expected an array, got %s", d);
+        }
+        if (json_array_size(v) > (size_t)f->max_count)
+            return gx_jbad(c, name, "%zu entries: at most %d", json_array_size(v), f->max_count);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            char e[192];
+            snprintf(e, sizeof e, "%.160s[%zu]", name, i);
+            json_t *el = json_array_get(v, i);
+            if (!json_is_object(el)) {
+                gx_jdescribe(el, d, sizeof d);
+                return gx_jbad(c, e, "expected an object, got %s", d);
             }
-            h->masks[i] = x;
+            void *eb = gx_fptr(base, f->off + i * f->size);
+            gx_fields_init(f->sub, eb);
+            int rc = rd_group(c, el, f->sub, "", e, eb);
+            if (rc)
+                return rc;
         }
-        h->n_masks = (int)json_array_size(m);
+        *(int *)gx_fptr(base, f->aux_off) = (int)json_array_size(v);
+        return GX_OK;
     }
-    json_t *t = val(o, "table");
-    if (t) {
-        snprintf(g, sizeof g, "%s.table", f);
-        if (is_set)
-            return bad(c, g, "a set hash has no table (use modulo)%s", "");
-        if (!json_is_array(t))
-            return bad(c, g, "expected an array of integers, got %s", type_name(t));
-        if (h->n_masks > GX_TABLE_MAX_BITS) {
-            char d[32];
-            snprintf(d, sizeof d, "%d", GX_TABLE_MAX_BITS);
-            return bad(c, g, "a table needs n_masks <= %s", d);
-        }
-        size_t want = (size_t)1 << h->n_masks;
-        if (json_array_size(t) != want) {
-            char d[96];
-            snprintf(d, sizeof d, "%zu entries != 2^n_masks = %zu", json_array_size(t), want);
-            return bad(c, g, "%s", d);
-        }
-        h->table = malloc(want * sizeof *h->table);
-        if (!h->table)
-            return gx_fail(c->msg, GX_ENOMEM, "%s: out of memory", c->src);
-        for (size_t i = 0; i < want; i++) {
-            uint64_t x = 0;
-            if (as_u64(json_array_get(t, i), &x) != 0 || x > UINT32_MAX) {
-                snprintf(g, sizeof g, "%s.table[%zu]", f, i);
-                return bad(c, g, "expected a non-negative integer%s", "");
-            }
-            h->table[i] = (uint32_t)x;
-        }
+    if (!json_is_object(v)) {
+        gx_jdescribe(v, d, sizeof d);
+        return gx_jbad(c, name, "expected an object%s, got %s",
+                       (f->flags & GX_FF_NULLABLE) ? " or null" : "", d);
     }
-    snprintf(g, sizeof g, "%s", f);
-    if ((rc = rd_u64(c, o, g, "modulo", UINT32_MAX, &h->modulo)))
-        return rc;
-    json_t *ob = val(o, "observable_bits");
-    if (ob) {
-        snprintf(g, sizeof g, "%s.observable_bits", f);
-        uint64_t lo = 0, hi = 0;
-        if (!json_is_array(ob) || json_array_size(ob) != 2 ||
-            as_u64(json_array_get(ob, 0), &lo) != 0 || as_u64(json_array_get(ob, 1), &hi) != 0 ||
-            lo > 1000 || hi > 1000)
-            return bad(c, g, "expected [lo, hi], two bit numbers%s", "");
-        h->obs_lo = (int)lo;
-        h->obs_hi = (int)hi;
+    if (f->type == GX_FT_SUB) {
+        void *sb = gx_fptr(base, f->off);
+        gx_fields_init(f->sub, sb);
+        *(int *)gx_fptr(sb, f->aux_off) = 1;
+        return rd_group(c, v, f->sub, "", name, sb);
     }
-    return GX_OK;
+    if (f->aux_off != GX_FNONE)
+        *(int *)gx_fptr(base, f->aux_off) = 1;
+    return rd_group(c, v, f->group, f->path, name_prefix, base);
 }
 
-static int rd_topology(pctx *c, const json_t *l2, gx_topology *t)
+static int rd_group(gx_pctx *c, const json_t *obj, gx_fgroup g, const char *prefix,
+                    const char *name_prefix, void *base)
 {
-    json_t *v = val(l2, "topology");
-    if (!v)
-        return GX_OK;
-    if (!json_is_string(v))
-        return bad(c, "l2.topology", "expected \"uniform\" or \"near-far\", got %s",
-                   type_name(v));
-    const char *s = json_string_value(v);
-    if (strcmp(s, "uniform") == 0)
-        *t = GX_TOPO_UNIFORM;
-    else if (strcmp(s, "near-far") == 0)
-        *t = GX_TOPO_NEAR_FAR;
-    else
-        return bad(c, "l2.topology", "unknown topology \"%s\" (uniform, near-far)", s);
-    return GX_OK;
-}
-
-static int rd_levels(pctx *c, const json_t *l2, gx_profile *p)
-{
-    json_t *a = val(l2, "levels_from_one_sm");
-    if (!a)
-        return GX_OK;
-    if (!json_is_array(a))
-        return bad(c, "l2.levels_from_one_sm", "expected an array, got %s", type_name(a));
-    if (json_array_size(a) > GX_MAX_LEVELS) {
-        char d[32];
-        snprintf(d, sizeof d, "%d", GX_MAX_LEVELS);
-        return bad(c, "l2.levels_from_one_sm", "more than %s levels", d);
-    }
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        char f[64];
-        snprintf(f, sizeof f, "l2.levels_from_one_sm[%zu]", i);
-        json_t *e = json_array_get(a, i);
-        if (!json_is_object(e))
-            return bad(c, f, "expected an object, got %s", type_name(e));
-        gx_level *lv = &p->l2.levels[i];
-        lv->capacity_bytes = 0;
-        lv->latency_cycles = NAN;
+    size_t n;
+    const gx_field *t = gx_fields(&n);
+    for (size_t i = 0; i < n; i++) {
+        const gx_field *f = &t[i];
+        if (!gx_field_is_child(f, g, prefix))
+            continue;
+        char name[192];
+        full_name(name, sizeof name, name_prefix, f->path);
         int rc;
-        if ((rc = rd_u64(c, e, f, "capacity_bytes", UINT64_MAX, &lv->capacity_bytes)) ||
-            (rc = rd_num(c, e, f, "latency_cycles", &lv->latency_cycles)))
+        if (f->type == GX_FT_CUSTOM) {
+            rc = gx_jread_custom(c, f, obj, name, base);
+        } else {
+            json_t *v = gx_jval(obj, gx_field_key(f));
+            if (!v)
+                continue;
+            if (f->type == GX_FT_OBJ || f->type == GX_FT_SUB || f->type == GX_FT_ARR)
+                rc = rd_container(c, f, v, name, name_prefix, base);
+            else
+                rc = rd_leaf(c, f, v, name, base);
+        }
+        if (rc)
             return rc;
     }
-    p->l2.n_levels = (int)json_array_size(a);
     return GX_OK;
 }
 
-static int rd_l2(pctx *c, const json_t *root, gx_profile *p)
-{
-    json_t *l2 = NULL, *lat = NULL, *nf = NULL, *hash = NULL;
-    int rc = rd_obj(c, root, "", "l2", &l2);
-    if (rc || !l2)
-        return rc;
-    p->l2.present = 1;
-    if ((rc = rd_u32(c, l2, "l2", "line_bytes", &p->l2.line_bytes)) ||
-        (rc = rd_u32(c, l2, "l2", "sector_bytes", &p->l2.sector_bytes)) ||
-        (rc = rd_u32(c, l2, "l2", "ways", &p->l2.ways)) ||
-        (rc = rd_u32(c, l2, "l2", "partitions", &p->l2.partitions)) ||
-        (rc = rd_u32(c, l2, "l2", "slices", &p->l2.slices)) ||
-        (rc = rd_u32(c, l2, "l2", "sets_per_slice", &p->l2.sets_per_slice)) ||
-        (rc = rd_u64(c, l2, "l2", "capacity_bytes", UINT64_MAX, &p->l2.capacity_bytes)) ||
-        (rc = rd_str(c, l2, "l2", "policy", p->l2.policy, sizeof p->l2.policy)) ||
-        (rc = rd_topology(c, l2, &p->l2.topology)) ||
-        (rc = rd_obj(c, l2, "l2", "near_far", &nf)) ||
-        (rc = rd_bool(c, nf, "l2.near_far", "copy_to_near", &p->l2.near_far.copy_to_near)) ||
-        (rc = rd_bool(c, nf, "l2.near_far", "victims_to_far", &p->l2.near_far.victims_to_far)) ||
-        (rc = rd_obj(c, l2, "l2", "latency_cycles", &lat)) ||
-        (rc = rd_num(c, lat, "l2.latency_cycles", "hit", &p->l2.hit_cycles)) ||
-        (rc = rd_num(c, lat, "l2.latency_cycles", "near_hit", &p->l2.near_hit_cycles)) ||
-        (rc = rd_num(c, lat, "l2.latency_cycles", "far_hit", &p->l2.far_hit_cycles)) ||
-        (rc = rd_num(c, lat, "l2.latency_cycles", "far_stream_extra",
-                     &p->l2.far_stream_extra_cycles)) ||
-        (rc = rd_levels(c, l2, p)) || (rc = rd_obj(c, l2, "l2", "hash", &hash)) ||
-        (rc = rd_hash(c, hash, "l2.hash", "slice", 0, &p->l2.slice_hash)) ||
-        (rc = rd_hash(c, hash, "l2.hash", "set", 1, &p->l2.set_hash)))
-        return rc;
-    return GX_OK;
-}
-
-static int rd_confidence(pctx *c, const json_t *root, gx_profile *p)
-{
-    json_t *o = NULL;
-    int rc = rd_obj(c, root, "", "confidence", &o);
-    if (rc || !o)
-        return rc;
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) {
-        char f[160];
-        snprintf(f, sizeof f, "confidence.%s", k);
-        if (json_is_null(v))
-            continue;
-        if (!json_is_number(v))
-            return bad(c, f, "expected a number, got %s", type_name(v));
-        if (strlen(k) == 0 || strlen(k) >= sizeof p->confidence[0].key)
-            return bad(c, f, "key must have 1..63 characters%s", "");
-        if (gx_profile_set_confidence(p, k, json_number_value(v)) != GX_OK)
-            return bad(c, f, "too many confidence entries%s", "");
-    }
-    return GX_OK;
-}
-
-static int rd_sim(pctx *c, const json_t *root, gx_profile *p)
-{
-    json_t *s = NULL, *n = NULL;
-    int rc = rd_obj(c, root, "", "sim", &s);
-    if (rc || !s)
-        return rc;
-    p->sim.present = 1;
-    if ((rc = rd_obj(c, s, "sim", "noise", &n)) ||
-        (rc = rd_num(c, n, "sim.noise", "jitter_cycles", &p->sim.jitter_cycles)) ||
-        (rc = rd_num(c, n, "sim.noise", "outlier_rate", &p->sim.outlier_rate)) ||
-        (rc = rd_num(c, n, "sim.noise", "outlier_cycles", &p->sim.outlier_cycles)) ||
-        (rc = rd_num(c, n, "sim.noise", "background_evictions_per_kaccess",
-                     &p->sim.background_evictions_per_kaccess)) ||
-        (rc = rd_num(c, s, "sim", "sm_slice_skew_cycles", &p->sim.sm_slice_skew_cycles)) ||
-        (rc = rd_u64(c, s, "sim", "frames_seed", UINT64_MAX, &p->sim.frames_seed)))
-        return rc;
-    return GX_OK;
-}
-
-static int rd_header(pctx *c, const json_t *root)
+static int rd_header(gx_pctx *c, const json_t *root)
 {
     json_t *f = json_object_get(root, "format");
     if (!f || !json_is_string(f) || strcmp(json_string_value(f), "gpuxray-profile") != 0)
-        return bad(c, "format", "must be \"gpuxray-profile\"%s", "");
+        return gx_jbad(c, "format", "must be \"gpuxray-profile\"");
     json_t *v = json_object_get(root, "version");
     if (!v || !json_is_integer(v) || json_integer_value(v) != GX_PROFILE_VERSION) {
-        char d[64];
         if (v && json_is_integer(v))
-            snprintf(d, sizeof d, "%lld != %d", (long long)json_integer_value(v),
-                     GX_PROFILE_VERSION);
-        else
-            snprintf(d, sizeof d, "missing or not an integer; expected %d", GX_PROFILE_VERSION);
-        return bad(c, "version", "%s (supported version)", d);
+            return gx_jbad(c, "version", "%" JSON_INTEGER_FORMAT " != %d (supported version)",
+                           json_integer_value(v), GX_PROFILE_VERSION);
+        return gx_jbad(c, "version", "missing or not an integer; expected %d (supported "
+                       "version)", GX_PROFILE_VERSION);
     }
     return GX_OK;
 }
 
-static int rd_root(pctx *c, const json_t *root, gx_profile *p)
+static int rd_root(gx_pctx *c, const json_t *root, gx_profile *p)
 {
-    json_t *pv = NULL, *dev = NULL, *tim = NULL, *mem = NULL;
-    int rc;
-    if (!json_is_object(root))
-        return bad(c, "(document)", "expected a JSON object, got %s", type_name(root));
-    if ((rc = rd_header(c, root)))
+    if (!json_is_object(root)) {
+        char d[64];
+        gx_jdescribe(root, d, sizeof d);
+        return gx_jbad(c, "(document)", "expected a JSON object, got %s", d);
+    }
+    int rc = rd_header(c, root);
+    if (rc)
         return rc;
-    p->provenance.kind[0] = '\0';
-    if ((rc = rd_str(c, root, "", "name", p->name, sizeof p->name)) ||
-        (rc = rd_obj(c, root, "", "provenance", &pv)) ||
-        (rc = rd_str(c, pv, "provenance", "kind", p->provenance.kind,
-                     sizeof p->provenance.kind)) ||
-        (rc = rd_str(c, pv, "provenance", "target", p->provenance.target,
-                     sizeof p->provenance.target)) ||
-        (rc = rd_str(c, pv, "provenance", "tool_version", p->provenance.tool_version,
-                     sizeof p->provenance.tool_version)) ||
-        (rc = rd_str(c, pv, "provenance", "created", p->provenance.created,
-                     sizeof p->provenance.created)) ||
-        (rc = rd_u64(c, pv, "provenance", "seed", UINT64_MAX, &p->provenance.seed)) ||
-        (rc = rd_u64(c, pv, "provenance", "queries", UINT64_MAX, &p->provenance.queries)) ||
-        (rc = rd_u64(c, pv, "provenance", "accesses", UINT64_MAX, &p->provenance.accesses)) ||
-        (rc = rd_num(c, pv, "provenance", "seconds", &p->provenance.seconds)) ||
-        (rc = rd_obj(c, root, "", "device", &dev)) ||
-        (rc = rd_str(c, dev, "device", "name", p->device.name, sizeof p->device.name)) ||
-        (rc = rd_u32(c, dev, "device", "sm_count", &p->device.sm_count)) ||
-        (rc = rd_u32(c, dev, "device", "sm_clock_mhz", &p->device.sm_clock_mhz)) ||
-        (rc = rd_u64(c, dev, "device", "api_l2_bytes", UINT64_MAX, &p->device.api_l2_bytes)) ||
-        (rc = rd_obj(c, root, "", "timer", &tim)) ||
-        (rc = rd_num(c, tim, "timer", "overhead_cycles", &p->timer_overhead_cycles)) ||
-        (rc = rd_obj(c, root, "", "memory", &mem)) ||
-        (rc = rd_u64(c, mem, "memory", "page_bytes", UINT64_MAX, &p->memory.page_bytes)) ||
-        (rc = rd_num(c, mem, "memory", "dram_latency_cycles", &p->memory.dram_latency_cycles)) ||
-        (rc = rd_l2(c, root, p)) || (rc = rd_confidence(c, root, p)) ||
-        (rc = rd_sim(c, root, p)))
-        return rc;
-    json_t *tlb = json_object_get(root, "tlb");
-    if (tlb && !json_is_null(tlb) && !json_is_object(tlb))
-        return bad(c, "tlb", "expected an object or null, got %s", type_name(tlb));
-    return GX_OK;
+    p->provenance.kind[0] = '\0'; /* required: absent is an error, not "measured" */
+    return rd_group(c, root, GX_FG_root, "", "", p);
 }
 
 static int parse_buf(const char *buf, size_t len, const char *src, gx_profile **out, gx_msg *msg)
@@ -478,7 +404,7 @@ static int parse_buf(const char *buf, size_t len, const char *src, gx_profile **
         return gx_fail(msg, GX_ENOMEM, "%s: out of memory", src);
     }
     p->doc = root;
-    pctx c = {src, msg};
+    gx_pctx c = {src, msg};
     int rc = rd_root(&c, root, p);
     if (rc == GX_OK) {
         gx_msg vm;
@@ -532,170 +458,155 @@ int gx_profile_load(const char *path, gx_profile **out, gx_msg *msg)
         if (r == 0)
             break;
     }
-    int rerr = ferror(f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
     if (!buf)
         return gx_fail(msg, GX_ENOMEM, "%s: out of memory", path);
     if (rerr) {
         free(buf);
-        return gx_fail(msg, GX_EIO, "%s: read error", path);
+        return gx_fail(msg, GX_EIO, "%s: read error: %s", path, strerror(rerr));
     }
     int rc = parse_buf(buf, n, path, out, msg);
     free(buf);
     return rc;
 }
 
-/* ---------------------------------------------------------------- save */
+/* ---------------------------------------------------------------- write */
 
-static json_t *jnum(double v)
+static json_t *leaf_json(const gx_field *f, const void *base)
 {
-    if (isnan(v))
+    const void *p = gx_fptr(base, f->off);
+    switch (f->type) {
+    case GX_FT_U32:
+        return gx_ju64(*(const uint32_t *)p);
+    case GX_FT_U64:
+        return gx_ju64(*(const uint64_t *)p);
+    case GX_FT_DBL: {
+        double v = *(const double *)p;
+        if ((f->flags & GX_FF_REAL) && isfinite(v))
+            return json_real(v);
+        return gx_jnum(v);
+    }
+    case GX_FT_BOOL:
+        return json_boolean(*(const int *)p > 0);
+    case GX_FT_STR:
+        return json_string((const char *)p);
+    case GX_FT_ENUM: {
+        const char *nm = gx_field_enum_name(f, *(const int *)p);
+        return *nm ? json_string(nm) : json_null();
+    }
+    case GX_FT_LIST_U64:
+    case GX_FT_LIST_U32: {
+        json_t *a = json_array();
+        int cnt = *(const int *)gx_fptr(base, f->aux_off);
+        for (int i = 0; i < cnt && i < f->max_count; i++) {
+            const void *e = gx_fptr(base, f->off + (size_t)i * f->size);
+            json_array_append_new(a, gx_ju64(f->size == sizeof(uint32_t) ? *(const uint32_t *)e
+                                                                          : *(const uint64_t *)e));
+        }
+        return a;
+    }
+    default:
         return json_null();
-    if (v == floor(v) && fabs(v) < 1e15)
-        return json_integer((json_int_t)v);
-    return json_real(v);
+    }
 }
 
-static json_t *ju64(uint64_t v)
+static void wr_leaf(const gx_field *f, json_t *obj, const void *base)
 {
-    return json_integer((json_int_t)v);
-}
-
-/* An object member, created (at the end) when missing or not an object. */
-static json_t *sub(json_t *parent, const char *key)
-{
-    json_t *o = json_object_get(parent, key);
-    if (o && json_is_object(o))
-        return o;
-    o = json_object();
-    json_object_set_new(parent, key, o);
-    return o;
-}
-
-/* Set key to v; v == NULL means absent: null when `always` or the key exists. */
-static void put(json_t *obj, const char *key, json_t *v, int always)
-{
-    if (v) {
-        json_object_set_new(obj, key, v);
+    const char *key = gx_field_key(f);
+    const int absent = gx_field_absent(f, base);
+    switch (f->wmode) {
+    case GX_W_VALUE:
+        json_object_set_new(obj, key, leaf_json(f, base));
+        return;
+    case GX_W_NONZERO: {
+        int differs = f->type == GX_FT_DBL ? *(const double *)gx_fptr(base, f->off) != f->ddef
+                                           : !absent;
+        if (differs || json_object_get(obj, key))
+            json_object_set_new(obj, key, leaf_json(f, base));
         return;
     }
-    if (always || json_object_get(obj, key))
-        json_object_set_new(obj, key, json_null());
-}
-
-static json_t *opt_u64(uint64_t v)
-{
-    return v ? ju64(v) : NULL;
-}
-
-static json_t *opt_num(double v)
-{
-    return isnan(v) ? NULL : jnum(v);
-}
-
-static json_t *opt_str(const char *s)
-{
-    return *s ? json_string(s) : NULL;
-}
-
-static json_t *hash_json(json_t *o, const gx_hash_fn *h, int is_set)
-{
-    json_t *m = json_array();
-    for (int i = 0; i < h->n_masks; i++) {
-        char b[24];
-        snprintf(b, sizeof b, "0x%" PRIx64, h->masks[i]);
-        json_array_append_new(m, json_string(b));
-    }
-    json_object_set_new(o, "masks", m);
-    json_t *t = NULL;
-    if (h->table) {
-        t = json_array();
-        size_t n = (size_t)1 << h->n_masks;
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(t, json_integer(h->table[i]));
-    }
-    put(o, "table", t, !is_set);
-    put(o, "modulo", opt_u64(h->modulo), is_set);
-    json_t *ob = NULL;
-    if (h->obs_lo >= 0 && h->obs_hi >= 0)
-        ob = json_pack("[ii]", h->obs_lo, h->obs_hi);
-    put(o, "observable_bits", ob, !is_set);
-    return o;
-}
-
-static void write_l2(json_t *root, const gx_profile *p)
-{
-    if (!p->l2.present) {
-        json_object_set_new(root, "l2", json_null());
+    default:
+        gx_jput(obj, key, absent ? NULL : leaf_json(f, base), f->wmode != GX_W_KEEP);
         return;
     }
-    json_t *l2 = sub(root, "l2");
-    put(l2, "line_bytes", opt_u64(p->l2.line_bytes), 1);
-    put(l2, "sector_bytes", opt_u64(p->l2.sector_bytes), 1);
-    put(l2, "ways", opt_u64(p->l2.ways), 1);
-    put(l2, "partitions", opt_u64(p->l2.partitions), 1);
-    put(l2, "slices", opt_u64(p->l2.slices), 1);
-    put(l2, "sets_per_slice", opt_u64(p->l2.sets_per_slice), 1);
-    put(l2, "capacity_bytes", opt_u64(p->l2.capacity_bytes), 1);
-    put(l2, "policy", opt_str(p->l2.policy), 1);
-    put(l2, "topology",
-        p->l2.topology == GX_TOPO_UNKNOWN ? NULL : json_string(gx_topology_name(p->l2.topology)),
-        1);
-    if (p->l2.near_far.copy_to_near >= 0 || p->l2.near_far.victims_to_far >= 0 ||
-        json_object_get(l2, "near_far")) {
-        json_t *nf = sub(l2, "near_far");
-        put(nf, "copy_to_near",
-            p->l2.near_far.copy_to_near >= 0 ? json_boolean(p->l2.near_far.copy_to_near) : NULL,
-            1);
-        put(nf, "victims_to_far",
-            p->l2.near_far.victims_to_far >= 0 ? json_boolean(p->l2.near_far.victims_to_far)
-                                               : NULL,
-            1);
-    }
-    json_t *lat = sub(l2, "latency_cycles");
-    put(lat, "hit", opt_num(p->l2.hit_cycles), 1);
-    put(lat, "near_hit", opt_num(p->l2.near_hit_cycles), 1);
-    put(lat, "far_hit", opt_num(p->l2.far_hit_cycles), 1);
-    if (!isnan(p->l2.far_stream_extra_cycles))
-        put(lat, "far_stream_extra", opt_num(p->l2.far_stream_extra_cycles), 1);
-    json_t *lv = json_array();
-    for (int i = 0; i < p->l2.n_levels; i++)
-        json_array_append_new(lv, json_pack("{s:o,s:o}", "capacity_bytes",
-                                            ju64(p->l2.levels[i].capacity_bytes),
-                                            "latency_cycles",
-                                            jnum(p->l2.levels[i].latency_cycles)));
-    if (p->l2.n_levels > 0)
-        json_object_set_new(l2, "levels_from_one_sm", lv);
-    else {
-        json_decref(lv);
-        put(l2, "levels_from_one_sm", NULL, 1);
-    }
-    json_t *hash = sub(l2, "hash");
-    if (p->l2.slice_hash.present)
-        hash_json(sub(hash, "slice"), &p->l2.slice_hash, 0);
-    else
-        put(hash, "slice", NULL, 1);
-    if (p->l2.set_hash.present)
-        hash_json(sub(hash, "set"), &p->l2.set_hash, 1);
-    else
-        put(hash, "set", NULL, 1);
 }
 
-static void write_sim(json_t *root, const gx_profile *p)
+static void wr_group(json_t *obj, gx_fgroup g, const char *prefix, const void *base);
+
+/* Does an object row have a member that is not absent? */
+static int any_member(const gx_field *o, const void *base)
 {
-    if (!p->sim.present) {
-        json_object_del(root, "sim");
+    size_t n, len = strlen(o->path);
+    const gx_field *t = gx_fields(&n);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].group == o->group && strncmp(t[i].path, o->path, len) == 0 &&
+            t[i].path[len] == '.' && t[i].type != GX_FT_OBJ && !gx_field_absent(&t[i], base))
+            return 1;
+    return 0;
+}
+
+static void wr_array(const gx_field *f, json_t *obj, const void *base)
+{
+    const char *key = gx_field_key(f);
+    int cnt = *(const int *)gx_fptr(base, f->aux_off);
+    if (cnt <= 0) {
+        gx_jput(obj, key, NULL, f->wmode != GX_W_KEEP);
         return;
     }
-    json_t *s = sub(root, "sim");
-    json_t *n = sub(s, "noise");
-    json_object_set_new(n, "jitter_cycles", jnum(p->sim.jitter_cycles));
-    json_object_set_new(n, "outlier_rate", jnum(p->sim.outlier_rate));
-    json_object_set_new(n, "outlier_cycles", jnum(p->sim.outlier_cycles));
-    json_object_set_new(n, "background_evictions_per_kaccess",
-                        jnum(p->sim.background_evictions_per_kaccess));
-    json_object_set_new(s, "sm_slice_skew_cycles", jnum(p->sim.sm_slice_skew_cycles));
-    json_object_set_new(s, "frames_seed", ju64(p->sim.frames_seed));
+    json_t *old = json_object_get(obj, key), *a = json_array();
+    for (int i = 0; i < cnt && i < f->max_count; i++) {
+        json_t *el = old && json_is_array(old) ? json_array_get(old, (size_t)i) : NULL;
+        el = el && json_is_object(el) ? json_incref(el) : json_object();
+        wr_group(el, f->sub, "", gx_fptr(base, f->off + (size_t)i * f->size));
+        json_array_append_new(a, el);
+    }
+    json_object_set_new(obj, key, a);
+}
+
+static void wr_object(const gx_field *f, json_t *obj, const void *base)
+{
+    const char *key = gx_field_key(f);
+    if (gx_field_absent(f, base)) {
+        if (f->wmode == GX_W_OBJ_DELETE)
+            json_object_del(obj, key);
+        else
+            json_object_set_new(obj, key, json_null());
+        return;
+    }
+    if (f->type == GX_FT_SUB) {
+        wr_group(gx_jsub(obj, key), f->sub, "", gx_fptr(base, f->off));
+        return;
+    }
+    if (f->wmode == GX_W_OBJ_IF_ANY && !any_member(f, base) && !json_object_get(obj, key))
+        return;
+    wr_group(gx_jsub(obj, key), f->group, f->path, base);
+}
+
+static void wr_group(json_t *obj, gx_fgroup g, const char *prefix, const void *base)
+{
+    size_t n;
+    const gx_field *t = gx_fields(&n);
+    for (size_t i = 0; i < n; i++) {
+        const gx_field *f = &t[i];
+        if (!gx_field_is_child(f, g, prefix))
+            continue;
+        switch (f->type) {
+        case GX_FT_OBJ:
+        case GX_FT_SUB:
+            wr_object(f, obj, base);
+            break;
+        case GX_FT_ARR:
+            wr_array(f, obj, base);
+            break;
+        case GX_FT_CUSTOM:
+            gx_jwrite_custom(f, obj, base);
+            break;
+        default:
+            wr_leaf(f, obj, base);
+            break;
+        }
+    }
 }
 
 static json_t *build(const gx_profile *p)
@@ -709,37 +620,7 @@ static json_t *build(const gx_profile *p)
         return NULL;
     json_object_set_new(root, "format", json_string("gpuxray-profile"));
     json_object_set_new(root, "version", json_integer(GX_PROFILE_VERSION));
-    put(root, "name", opt_str(p->name), 1);
-    json_t *pv = sub(root, "provenance");
-    put(pv, "kind", opt_str(p->provenance.kind), 1);
-    put(pv, "target", opt_str(p->provenance.target), 0);
-    put(pv, "tool_version", opt_str(p->provenance.tool_version), 0);
-    put(pv, "created", opt_str(p->provenance.created), 0);
-    if (p->provenance.seed || json_object_get(pv, "seed"))
-        json_object_set_new(pv, "seed", ju64(p->provenance.seed));
-    if (p->provenance.queries || json_object_get(pv, "queries"))
-        json_object_set_new(pv, "queries", ju64(p->provenance.queries));
-    if (p->provenance.accesses || json_object_get(pv, "accesses"))
-        json_object_set_new(pv, "accesses", ju64(p->provenance.accesses));
-    if (p->provenance.seconds != 0 || json_object_get(pv, "seconds"))
-        json_object_set_new(pv, "seconds", json_real(p->provenance.seconds));
-    json_t *dev = sub(root, "device");
-    put(dev, "name", opt_str(p->device.name), 1);
-    put(dev, "sm_count", opt_u64(p->device.sm_count), 1);
-    put(dev, "sm_clock_mhz", opt_u64(p->device.sm_clock_mhz), 1);
-    put(dev, "api_l2_bytes", opt_u64(p->device.api_l2_bytes), 1);
-    put(sub(root, "timer"), "overhead_cycles", opt_num(p->timer_overhead_cycles), 1);
-    json_t *mem = sub(root, "memory");
-    put(mem, "page_bytes", opt_u64(p->memory.page_bytes), 1);
-    put(mem, "dram_latency_cycles", opt_num(p->memory.dram_latency_cycles), 1);
-    write_l2(root, p);
-    if (!json_object_get(root, "tlb"))
-        json_object_set_new(root, "tlb", json_null());
-    json_t *conf = json_object();
-    for (int i = 0; i < p->n_confidence; i++)
-        json_object_set_new(conf, p->confidence[i].key, jnum(p->confidence[i].value));
-    json_object_set_new(root, "confidence", conf);
-    write_sim(root, p);
+    wr_group(root, GX_FG_root, "", p);
     return root;
 }
 

@@ -1,13 +1,18 @@
-/* validate.c - gx_profile_validate: one rule per check, each failure names
- * the field and the rule (cachegrind check_cache style).
+/* validate.c - gx_profile_validate and gx_profile_check_model: the field
+ * table's per-field rules (fields.c) over every present field, then the
+ * cross-field rules, one function per rule, each failure naming the field
+ * and the rule (cachegrind check_cache style).
  *
  * Notes:
  * - Kinds "reference" and "simulated" are run by the sim target, so every
- *   field the model needs must be present; a "measured" profile may leave
- *   anything absent, but what is present must be consistent.
+ *   field the model needs (GX_FF_REQ rows, and the conditional latencies
+ *   below) must be present; a "measured" profile may leave anything absent,
+ *   but what is present must be consistent. gx_profile_check_model applies
+ *   the requirements to any kind: the model trusts a profile that passes it
+ *   and re-checks nothing.
  * - Hash masks act on physical addresses but only their line-address bits
- *   matter, so a mask bit below log2(line_bytes) is an error.
- * - The policy spec is checked against the policy registry (policy.h). */
+ *   matter, so a mask bit below log2(line_bytes) is an error (validate_hash.c).
+ * - Policy specs are checked against the policy registry (policy.h). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,17 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuxray/hash.h"
-#include "gpuxray/policy.h"
-#include "gpuxray/profile.h"
 #include "gpuxray/bits.h"
+#include "validate_internal.h"
 
-#define BAD(field, ...) bad_field(msg, field, __VA_ARGS__)
-
-static int bad_field(gx_msg *msg, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad_field(gx_msg *msg, const char *field, const char *fmt, ...)
+int gx_vbad(gx_msg *msg, const char *field, const char *fmt, ...)
 {
     char rule[768];
     va_list ap;
@@ -41,9 +39,9 @@ static int needs_all(const gx_profile *p)
            strcmp(p->provenance.kind, "simulated") == 0;
 }
 
-static int check_kind(const gx_profile *p, gx_msg *msg)
+static int check_kind(const gx_vctx *v)
 {
-    const char *k = p->provenance.kind;
+    const char *k = v->p->provenance.kind;
     if (!*k)
         return BAD("provenance.kind", "missing (one of reference, simulated, measured)");
     if (strcmp(k, "reference") && strcmp(k, "simulated") && strcmp(k, "measured"))
@@ -51,78 +49,97 @@ static int check_kind(const gx_profile *p, gx_msg *msg)
     return GX_OK;
 }
 
-static int check_device(const gx_profile *p, gx_msg *msg)
+/* ---- the table walk ---- */
+
+static int custom_absent(const gx_field *f, const gx_profile *p)
 {
-    if (needs_all(p) && p->device.sm_count == 0)
-        return BAD("device.sm_count", "required for a %s profile", p->provenance.kind);
-    if (p->device.sm_count > 4096)
-        return BAD("device.sm_count", "%u > 4096", p->device.sm_count);
-    return GX_OK;
+    if (f->custom == GX_FC_HASH_SLICE)
+        return !p->l2.slice_hash.present;
+    if (f->custom == GX_FC_HASH_SET)
+        return !p->l2.set_hash.present;
+    return 0;
 }
 
-static int check_latency(const char *field, double v, int required, const gx_profile *p,
-                         gx_msg *msg)
+static int walk(const gx_vctx *v, gx_fgroup g, const char *prefix, const char *name_prefix,
+                const void *base);
+
+static int walk_row(const gx_vctx *v, const gx_field *f, const char *name,
+                    const char *name_prefix, const void *base)
 {
-    if (isnan(v)) {
-        if (required)
-            return BAD(field, "required for a %s profile", p->provenance.kind);
+    const int absent = f->type == GX_FT_CUSTOM ? custom_absent(f, v->p)
+                                                : gx_field_absent(f, base);
+    if (absent && (f->flags & v->req) && v->all)
+        return BAD(name, "required %s", v->why);
+    int rc = gx_field_check(f, base, name, v->msg);
+    if (rc || absent)
+        return rc;
+    switch (f->type) {
+    case GX_FT_OBJ:
+        return walk(v, f->group, f->path, name_prefix, base);
+    case GX_FT_SUB:
+        return walk(v, f->sub, "", name, gx_fptr(base, f->off));
+    case GX_FT_ARR: {
+        int n = *(const int *)gx_fptr(base, f->aux_off);
+        for (int i = 0; i < n; i++) {
+            char e[192];
+            snprintf(e, sizeof e, "%.160s[%d]", name, i);
+            if ((rc = walk(v, f->sub, "", e, gx_fptr(base, f->off + (size_t)i * f->size))))
+                return rc;
+        }
         return GX_OK;
     }
-    if (!(v > 0) || isinf(v))
-        return BAD(field, "%g must be a positive number of cycles", v);
+    default:
+        return GX_OK;
+    }
+}
+
+static int walk(const gx_vctx *v, gx_fgroup g, const char *prefix, const char *name_prefix,
+                const void *base)
+{
+    size_t n;
+    const gx_field *t = gx_fields(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (!gx_field_is_child(&t[i], g, prefix))
+            continue;
+        char name[192];
+        if (*name_prefix)
+            snprintf(name, sizeof name, "%s.%s", name_prefix, t[i].path);
+        else
+            snprintf(name, sizeof name, "%s", t[i].path);
+        int rc = walk_row(v, &t[i], name, name_prefix, base);
+        if (rc)
+            return rc;
+    }
     return GX_OK;
 }
 
-static int check_timer_memory(const gx_profile *p, gx_msg *msg)
-{
-    double t = p->timer_overhead_cycles;
-    if (!isnan(t) && (t < 0 || isinf(t)))
-        return BAD("timer.overhead_cycles", "%g must be >= 0", t);
-    uint64_t pg = p->memory.page_bytes;
-    if (pg && (!gx_is_pow2_u64(pg) || pg < 4096))
-        return BAD("memory.page_bytes", "%" PRIu64 " must be a power of two >= 4096", pg);
-    if (!pg && needs_all(p))
-        return BAD("memory.page_bytes", "required for a %s profile", p->provenance.kind);
-    return check_latency("memory.dram_latency_cycles", p->memory.dram_latency_cycles,
-                         needs_all(p), p, msg);
-}
+/* ---- l2 rules ---- */
 
-static int check_geometry(const gx_profile *p, gx_msg *msg)
+static int rule_sector_divides_line(const gx_vctx *v)
 {
-    const int all = needs_all(p);
-    uint32_t line = p->l2.line_bytes, sec = p->l2.sector_bytes;
-    if (line && (!gx_is_pow2_u64(line) || line < 32 || line > 256))
-        return BAD("l2.line_bytes", "%u must be a power of two in 32..256", line);
-    if (sec && (!gx_is_pow2_u64(sec) || sec < 8))
-        return BAD("l2.sector_bytes", "%u must be a power of two >= 8", sec);
+    uint32_t line = v->p->l2.line_bytes, sec = v->p->l2.sector_bytes;
     if (sec && line && (sec > line || line % sec))
         return BAD("l2.sector_bytes", "%u must divide line_bytes = %u (the line or a "
                    "power-of-two fraction of it)", sec, line);
-    if (p->l2.ways > 64)
-        return BAD("l2.ways", "%u must be in 1..64", p->l2.ways);
-    if (p->l2.slices > 1024)
-        return BAD("l2.slices", "%u must be in 1..1024", p->l2.slices);
+    return GX_OK;
+}
+
+static int rule_partitions_divide_slices(const gx_vctx *v)
+{
+    const gx_profile *p = v->p;
     if (p->l2.partitions && p->l2.slices && p->l2.slices % p->l2.partitions)
         return BAD("l2.partitions", "%u must divide slices = %u", p->l2.partitions,
                    p->l2.slices);
-    if (p->l2.partitions > 1024)
-        return BAD("l2.partitions", "%u must be in 1..slices", p->l2.partitions);
-    if (all) {
-        static const char *names[] = {"line_bytes", "sector_bytes", "ways", "partitions",
-                                      "slices", "sets_per_slice"};
-        const uint32_t vals[] = {line, sec, p->l2.ways, p->l2.partitions, p->l2.slices,
-                                 p->l2.sets_per_slice};
-        for (size_t i = 0; i < 6; i++)
-            if (vals[i] == 0) {
-                char f[48];
-                snprintf(f, sizeof f, "l2.%s", names[i]);
-                return BAD(f, "required (>= 1) for a %s profile", p->provenance.kind);
-            }
-        if (!p->l2.capacity_bytes)
-            return BAD("l2.capacity_bytes", "required for a %s profile", p->provenance.kind);
-    }
-    if (line && p->l2.ways && p->l2.slices && p->l2.sets_per_slice && p->l2.capacity_bytes) {
-        uint64_t c = (uint64_t)p->l2.slices * p->l2.sets_per_slice * p->l2.ways * line;
+    return GX_OK;
+}
+
+static int rule_capacity(const gx_vctx *v)
+{
+    const gx_profile *p = v->p;
+    if (p->l2.line_bytes && p->l2.ways && p->l2.slices && p->l2.sets_per_slice &&
+        p->l2.capacity_bytes) {
+        uint64_t c = (uint64_t)p->l2.slices * p->l2.sets_per_slice * p->l2.ways *
+                     p->l2.line_bytes;
         if (c != p->l2.capacity_bytes)
             return BAD("l2.capacity_bytes",
                        "%" PRIu64 " != slices*sets_per_slice*ways*line_bytes = %" PRIu64,
@@ -131,54 +148,50 @@ static int check_geometry(const gx_profile *p, gx_msg *msg)
     return GX_OK;
 }
 
-static int check_policy(const gx_profile *p, gx_msg *msg)
+static int rule_near_far_partitions(const gx_vctx *v)
 {
-    if (!p->l2.policy[0]) {
-        if (needs_all(p))
-            return BAD("l2.policy", "required for a %s profile", p->provenance.kind);
-        return GX_OK;
-    }
-    gx_policy pol;
-    gx_msg pm;
-    gx_msg_clear(&pm);
-    if (gx_policy_from_spec(p->l2.policy, &pol, &pm) != GX_OK)
-        return BAD("l2.policy", "\"%s\" is not a known policy spec: %s", p->l2.policy, pm.text);
+    const gx_profile *p = v->p;
+    if (p->l2.topology == GX_TOPO_NEAR_FAR && p->l2.partitions && p->l2.partitions < 2)
+        return BAD("l2.partitions", "near-far topology needs partitions >= 2, got %u",
+                   p->l2.partitions);
     return GX_OK;
 }
 
-static int check_topology(const gx_profile *p, gx_msg *msg)
+/* hit for uniform, near_hit and far_hit for near-far */
+static int rule_topology_latencies(const gx_vctx *v)
 {
-    gx_topology t = p->l2.topology;
-    const int all = needs_all(p);
-    if (t != GX_TOPO_UNKNOWN && t != GX_TOPO_UNIFORM && t != GX_TOPO_NEAR_FAR)
-        return BAD("l2.topology", "unknown topology %d (uniform, near-far)", (int)t);
-    if (t == GX_TOPO_UNKNOWN && all)
-        return BAD("l2.topology", "required for a %s profile", p->provenance.kind);
-    if (t == GX_TOPO_NEAR_FAR && p->l2.partitions && p->l2.partitions < 2)
-        return BAD("l2.partitions", "near-far topology needs partitions >= 2, got %u",
-                   p->l2.partitions);
-    if (p->l2.near_far.copy_to_near < -1 || p->l2.near_far.copy_to_near > 1)
-        return BAD("l2.near_far.copy_to_near", "must be true or false");
-    if (p->l2.near_far.victims_to_far < -1 || p->l2.near_far.victims_to_far > 1)
-        return BAD("l2.near_far.victims_to_far", "must be true or false");
-    int rc;
-    if ((rc = check_latency("l2.latency_cycles.hit", p->l2.hit_cycles,
-                            all && t == GX_TOPO_UNIFORM, p, msg)) ||
-        (rc = check_latency("l2.latency_cycles.near_hit", p->l2.near_hit_cycles,
-                            all && t == GX_TOPO_NEAR_FAR, p, msg)) ||
-        (rc = check_latency("l2.latency_cycles.far_hit", p->l2.far_hit_cycles,
-                            all && t == GX_TOPO_NEAR_FAR, p, msg)))
-        return rc;
-    double fx = p->l2.far_stream_extra_cycles;
-    if (!isnan(fx) && (!(fx >= 0) || isinf(fx)))
-        return BAD("l2.latency_cycles.far_stream_extra", "%g must be zero or a positive number of "
-                   "cycles", fx);
-    if (!isnan(fx) && p->l2.topology != GX_TOPO_NEAR_FAR)
+    const gx_profile *p = v->p;
+    if (!v->all)
+        return GX_OK;
+    if (p->l2.topology == GX_TOPO_UNIFORM && isnan(p->l2.hit_cycles))
+        return BAD("l2.latency_cycles.hit", "required %s", v->why);
+    if (p->l2.topology == GX_TOPO_NEAR_FAR && isnan(p->l2.near_hit_cycles))
+        return BAD("l2.latency_cycles.near_hit", "required %s", v->why);
+    if (p->l2.topology == GX_TOPO_NEAR_FAR && isnan(p->l2.far_hit_cycles))
+        return BAD("l2.latency_cycles.far_hit", "required %s", v->why);
+    return GX_OK;
+}
+
+static int rule_far_stream_near_far(const gx_vctx *v)
+{
+    if (!isnan(v->p->l2.far_stream_extra_cycles) && v->p->l2.topology != GX_TOPO_NEAR_FAR)
         return BAD("l2.latency_cycles.far_stream_extra", "applies to a near-far topology only");
+    return GX_OK;
+}
+
+static int rule_far_exceeds_near(const gx_vctx *v)
+{
+    const gx_profile *p = v->p;
     if (!isnan(p->l2.near_hit_cycles) && !isnan(p->l2.far_hit_cycles) &&
         !(p->l2.far_hit_cycles > p->l2.near_hit_cycles))
         return BAD("l2.latency_cycles.far_hit", "%g must exceed near_hit = %g",
                    p->l2.far_hit_cycles, p->l2.near_hit_cycles);
+    return GX_OK;
+}
+
+static int rule_dram_exceeds_l2(const gx_vctx *v)
+{
+    const gx_profile *p = v->p;
     double top = isnan(p->l2.far_hit_cycles) ? p->l2.hit_cycles : p->l2.far_hit_cycles;
     if (!isnan(top) && !isnan(p->memory.dram_latency_cycles) &&
         !(p->memory.dram_latency_cycles > top))
@@ -187,218 +200,57 @@ static int check_topology(const gx_profile *p, gx_msg *msg)
     return GX_OK;
 }
 
-static int check_levels(const gx_profile *p, gx_msg *msg)
+static int rule_levels_increase(const gx_vctx *v)
 {
-    if (p->l2.n_levels < 0 || p->l2.n_levels > GX_MAX_LEVELS)
-        return BAD("l2.levels_from_one_sm", "%d levels (0..%d)", p->l2.n_levels, GX_MAX_LEVELS);
-    for (int i = 0; i < p->l2.n_levels; i++) {
-        const gx_level *lv = &p->l2.levels[i];
-        char f[64];
-        snprintf(f, sizeof f, "l2.levels_from_one_sm[%d].capacity_bytes", i);
-        if (lv->capacity_bytes == 0)
-            return BAD(f, "must be > 0");
-        if (i > 0 && lv->capacity_bytes <= p->l2.levels[i - 1].capacity_bytes)
+    const gx_profile *p = v->p;
+    for (int i = 1; i < p->l2.n_levels; i++)
+        if (p->l2.levels[i].capacity_bytes <= p->l2.levels[i - 1].capacity_bytes) {
+            char f[64];
+            snprintf(f, sizeof f, "l2.levels_from_one_sm[%d].capacity_bytes", i);
             return BAD(f, "%" PRIu64 " must exceed the previous level's %" PRIu64
-                       " (levels increase)", lv->capacity_bytes,
+                       " (levels increase)", p->l2.levels[i].capacity_bytes,
                        p->l2.levels[i - 1].capacity_bytes);
-        snprintf(f, sizeof f, "l2.levels_from_one_sm[%d].latency_cycles", i);
-        if (!(lv->latency_cycles > 0) || isinf(lv->latency_cycles))
-            return BAD(f, "%g must be a positive number of cycles", lv->latency_cycles);
-    }
+        }
     return GX_OK;
 }
 
-/* Rank over GF(2) of the masks (Gaussian elimination on copies). */
-static int gf2_rank(const uint64_t *m, int n)
+static int rule_confidence(const gx_vctx *v)
 {
-    uint64_t v[GX_MAX_MASKS];
-    int r = 0;
-    memcpy(v, m, (size_t)n * sizeof *v);
-    for (int bit = 63; bit >= 0 && r < n; bit--) {
-        uint64_t b = (uint64_t)1 << bit;
-        int piv = -1;
-        for (int i = r; i < n; i++)
-            if (v[i] & b) {
-                piv = i;
-                break;
-            }
-        if (piv < 0)
-            continue;
-        uint64_t t = v[piv];
-        v[piv] = v[r];
-        v[r] = t;
-        for (int i = 0; i < n; i++)
-            if (i != r && (v[i] & b))
-                v[i] ^= v[r];
-        r++;
-    }
-    return r;
-}
-
-static int check_masks(const gx_profile *p, const gx_hash_fn *h, const char *name, gx_msg *msg)
-{
-    char f[64];
-    if (h->n_masks < 0 || h->n_masks > GX_MAX_MASKS)
-        return BAD(name, "%d masks (0..%d)", h->n_masks, GX_MAX_MASKS);
-    uint64_t low = 0;
-    if (p->l2.line_bytes && gx_is_pow2_u64(p->l2.line_bytes))
-        low = (uint64_t)p->l2.line_bytes - 1;
-    for (int i = 0; i < h->n_masks; i++) {
-        snprintf(f, sizeof f, "%s.masks[%d]", name, i);
-        if (h->masks[i] == 0)
-            return BAD(f, "a mask must be nonzero");
-        if (h->masks[i] & low)
-            return BAD(f, "0x%" PRIx64 " uses bits below log2(line_bytes) = %d (the hash works "
-                       "on line addresses)", h->masks[i], gx_log2_u64(p->l2.line_bytes));
-        if (strcmp(p->provenance.kind, "measured") == 0 && h->obs_lo >= 0 && h->obs_hi >= 0 &&
-            h->obs_hi < 64) {
-            uint64_t in = (h->obs_hi == 63 ? ~(uint64_t)0 : (((uint64_t)1 << (h->obs_hi + 1)) - 1)) &
-                          ~(((uint64_t)1 << h->obs_lo) - 1);
-            if (h->masks[i] & ~in)
-                return BAD(f, "0x%" PRIx64 " uses bits outside observable_bits [%d, %d] of a "
-                           "measured profile", h->masks[i], h->obs_lo, h->obs_hi);
-        }
-    }
-    snprintf(f, sizeof f, "%s.masks", name);
-    if (gf2_rank(h->masks, h->n_masks) != h->n_masks)
-        return BAD(f, "the %d masks are not linearly independent over GF(2)", h->n_masks);
-    if (h->obs_lo >= 0 || h->obs_hi >= 0) {
-        snprintf(f, sizeof f, "%s.observable_bits", name);
-        if (h->obs_lo < 0 || h->obs_hi < 0 || h->obs_lo > h->obs_hi || h->obs_hi >= 64)
-            return BAD(f, "[%d, %d] must satisfy 0 <= lo <= hi < 64", h->obs_lo, h->obs_hi);
-    }
-    return GX_OK;
-}
-
-/* Near-far: the slice hash may give the slice WITHIN a partition (range
- * slices/partitions), since a line sits in the partition of the SM that reads
- * it; or the global slice (range slices, the partition being the line's home). */
-static uint32_t slice_hash_range(const gx_profile *p, const gx_hash_fn *h)
-{
-    const uint32_t s = p->l2.slices;
-    if (p->l2.topology == GX_TOPO_NEAR_FAR && p->l2.partitions > 1 && s) {
-        uint32_t spp = s / p->l2.partitions;
-        if (h->table) {
-            uint32_t mx = 0;
-            for (size_t i = 0; i < ((size_t)1 << h->n_masks); i++)
-                if (h->table[i] > mx)
-                    mx = h->table[i];
-            if (mx < spp)
-                return spp;
-        } else if (((uint64_t)1 << h->n_masks) == spp) {
-            return spp;
-        }
-    }
-    return s;
-}
-
-static int check_table(const gx_profile *p, const gx_hash_fn *h, gx_msg *msg)
-{
-    const uint32_t s = slice_hash_range(p, h);
-    if (h->n_masks > 24)
-        return BAD("l2.hash.slice.table", "a table needs n_masks <= 24, got %d", h->n_masks);
-    size_t n = (size_t)1 << h->n_masks;
-    for (size_t i = 0; i < n; i++)
-        if (s && h->table[i] >= s)
-            return BAD("l2.hash.slice.table", "entry [%zu] = %u must be < slices = %u", i,
-                       h->table[i], s);
-    if (!s)
-        return GX_OK;
-    unsigned char *seen = calloc(s, 1);
-    if (!seen)
-        return gx_fail(msg, GX_ENOMEM, "l2.hash.slice.table: out of memory");
-    for (size_t i = 0; i < n; i++)
-        seen[h->table[i]] = 1;
-    uint32_t missing = s;
-    for (uint32_t i = 0; i < s; i++)
-        if (!seen[i]) {
-            missing = i;
-            break;
-        }
-    free(seen);
-    if (missing < s)
-        return BAD("l2.hash.slice.table", "slice %u never appears (the table must cover "
-                   "0..slices-1 = %u)", missing, s - 1);
-    return GX_OK;
-}
-
-static int check_hashes(const gx_profile *p, gx_msg *msg)
-{
-    const gx_hash_fn *sh = &p->l2.slice_hash, *st = &p->l2.set_hash;
-    const int all = needs_all(p);
-    int rc;
-    if (!sh->present && all)
-        return BAD("l2.hash.slice", "required for a %s profile", p->provenance.kind);
-    if (!st->present && all)
-        return BAD("l2.hash.set", "required for a %s profile", p->provenance.kind);
-    if (sh->present) {
-        if ((rc = check_masks(p, sh, "l2.hash.slice", msg)))
-            return rc;
-        if (sh->modulo)
-            return BAD("l2.hash.slice.modulo", "a slice hash has no modulo (use a table)");
-        if (sh->table) {
-            if ((rc = check_table(p, sh, msg)))
-                return rc;
-        } else if (p->l2.slices && ((uint64_t)1 << sh->n_masks) != slice_hash_range(p, sh)) {
-            return BAD("l2.hash.slice.masks", "2^n_masks = %" PRIu64 " != slices = %u (without "
-                       "a table)", (uint64_t)1 << sh->n_masks, p->l2.slices);
-        }
-    }
-    if (st->present) {
-        if ((rc = check_masks(p, st, "l2.hash.set", msg)))
-            return rc;
-        if (st->table)
-            return BAD("l2.hash.set.table", "a set hash has no table (use modulo)");
-        const uint32_t sets = p->l2.sets_per_slice;
-        if (st->modulo) {
-            if (sets && st->modulo != sets)
-                return BAD("l2.hash.set.modulo", "%" PRIu64 " != sets_per_slice = %u",
-                           st->modulo, sets);
-            if (((uint64_t)1 << st->n_masks) < st->modulo)
-                return BAD("l2.hash.set.masks", "2^n_masks = %" PRIu64 " < modulo = %" PRIu64
-                           " (some sets unreachable)", (uint64_t)1 << st->n_masks, st->modulo);
-        } else if (sets && ((uint64_t)1 << st->n_masks) != sets) {
-            return BAD("l2.hash.set.masks", "2^n_masks = %" PRIu64 " != sets_per_slice = %u "
-                       "(without a modulo)", (uint64_t)1 << st->n_masks, sets);
-        }
-    }
-    return GX_OK;
-}
-
-static int check_confidence(const gx_profile *p, gx_msg *msg)
-{
+    const gx_profile *p = v->p;
     if (p->n_confidence < 0 || p->n_confidence > GX_MAX_CONFIDENCE)
         return BAD("confidence", "%d entries (0..%d)", p->n_confidence, GX_MAX_CONFIDENCE);
     for (int i = 0; i < p->n_confidence; i++) {
-        double v = p->confidence[i].value;
-        if (!(v >= 0 && v <= 1)) {
+        double c = p->confidence[i].value;
+        if (!(c >= 0 && c <= 1)) {
             char f[96];
             snprintf(f, sizeof f, "confidence.%s", p->confidence[i].key);
-            return BAD(f, "%g must be in 0..1", v);
+            return BAD(f, "%g must be in 0..1", c);
         }
     }
     return GX_OK;
 }
 
-static int check_sim(const gx_profile *p, gx_msg *msg)
+/* The l2 rules, in order; they run when l2 is present. */
+static const gx_vrule L2_RULES[] = {
+    rule_sector_divides_line, rule_partitions_divide_slices, rule_capacity,
+    rule_near_far_partitions, rule_topology_latencies,       rule_far_stream_near_far,
+    rule_far_exceeds_near,    rule_dram_exceeds_l2,          rule_levels_increase,
+    gx_vrule_hashes,
+};
+
+static int run(const gx_vctx *v)
 {
-    if (!p->sim.present)
-        return GX_OK;
-    const struct {
-        const char *f;
-        double v;
-    } nz[] = {{"sim.noise.jitter_cycles", p->sim.jitter_cycles},
-              {"sim.noise.outlier_rate", p->sim.outlier_rate},
-              {"sim.noise.outlier_cycles", p->sim.outlier_cycles},
-              {"sim.noise.background_evictions_per_kaccess",
-               p->sim.background_evictions_per_kaccess},
-              {"sim.sm_slice_skew_cycles", p->sim.sm_slice_skew_cycles}};
-    for (size_t i = 0; i < sizeof nz / sizeof nz[0]; i++)
-        if (!(nz[i].v >= 0) || isinf(nz[i].v))
-            return BAD(nz[i].f, "%g must be >= 0", nz[i].v);
-    if (p->sim.outlier_rate > 1)
-        return BAD("sim.noise.outlier_rate", "%g must be <= 1 (a probability)",
-                   p->sim.outlier_rate);
+    int rc;
+    if ((rc = check_kind(v)) || (rc = walk(v, GX_FG_root, "", "", v->p)))
+        return rc;
+    if (v->p->l2.present)
+        for (size_t i = 0; i < sizeof L2_RULES / sizeof L2_RULES[0]; i++)
+            if ((rc = L2_RULES[i](v)))
+                return rc;
+    if ((rc = rule_confidence(v)))
+        return rc;
+    if (v->p->tlb.present && (rc = gx_vrule_tlb(v)))
+        return rc;
     return GX_OK;
 }
 
@@ -406,19 +258,16 @@ int gx_profile_validate(const gx_profile *p, gx_msg *msg)
 {
     if (!p)
         return gx_fail(msg, GX_EINVAL, "gx_profile_validate: profile is NULL");
-    int rc;
-    if ((rc = check_kind(p, msg)) || (rc = check_device(p, msg)) ||
-        (rc = check_timer_memory(p, msg)))
-        return rc;
-    if (!p->l2.present) {
-        if (needs_all(p))
-            return BAD("l2", "required for a %s profile", p->provenance.kind);
-    } else if ((rc = check_geometry(p, msg)) || (rc = check_policy(p, msg)) ||
-               (rc = check_topology(p, msg)) || (rc = check_levels(p, msg)) ||
-               (rc = check_hashes(p, msg))) {
-        return rc;
-    }
-    if ((rc = check_confidence(p, msg)) || (rc = check_sim(p, msg)))
-        return rc;
-    return GX_OK;
+    char why[48];
+    snprintf(why, sizeof why, "for a %s profile", p->provenance.kind);
+    gx_vctx v = {p, needs_all(p), GX_FF_REQ, why, msg};
+    return run(&v);
+}
+
+int gx_profile_check_model(const gx_profile *p, gx_msg *msg)
+{
+    if (!p)
+        return gx_fail(msg, GX_EINVAL, "gx_profile_check_model: profile is NULL");
+    gx_vctx v = {p, 1, GX_FF_MODEL, "by the model", msg};
+    return run(&v);
 }

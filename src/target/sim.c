@@ -39,6 +39,8 @@
 #include "target_impl.h"
 
 #define SIM_PHYS_BYTES (64ULL << 30)
+_Static_assert(GX_PROFILE_MAX_PAGE_BYTES <= SIM_PHYS_BYTES,
+               "a valid profile's page must fit the simulated frames");
 #define SIM_MAX_ARENA_BYTES (8ULL << 30)
 #define SIM_VA_STRIDE (1ULL << 40) /* each arena starts at a new TiB */
 #define NO_FRAME UINT64_MAX
@@ -213,12 +215,8 @@ static int check_runnable(const gx_profile *p, const char *path, gx_msg *msg)
         return gx_fail(msg, GX_ECONFIG,
                        "%s: provenance.kind '%s' cannot be simulated (need reference or simulated)",
                        path, p->provenance.kind);
-    uint64_t pb = p->memory.page_bytes;
-    if (!pb || (pb & (pb - 1)) || pb > SIM_PHYS_BYTES)
-        return gx_fail(msg, GX_ECONFIG, "%s: memory.page_bytes %llu is not a power of two",
-                       path, (unsigned long long)pb);
-    if (!p->device.sm_count)
-        return gx_fail(msg, GX_ECONFIG, "%s: device.sm_count is required", path);
+    /* page_bytes (a power of two, at most the 64 GiB of frames) and sm_count:
+     * the profile's rules, applied by gx_l2_new (gx_profile_check_model) */
     return GX_OK;
 }
 

@@ -40,7 +40,6 @@
 #include "gpuxray/l2.h"
 #include "gpuxray/placement.h"
 #include "gpuxray/trace.h"
-#include "gpuxray/bits.h"
 
 #define XLATE_ENTRIES 64
 #define PREFETCH_DISTANCE 8 /* accesses ahead (gx_l2_prefetch_loc) */
@@ -78,12 +77,9 @@ void gx_tsim_defaults(const gx_profile *p, gx_tsim_cfg *c)
 int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg *msg)
 {
     *out = NULL;
-    if (!gx_is_pow2_u64(p->memory.page_bytes))
-        return gx_fail(msg, GX_ECONFIG,
-                       "memory.page_bytes: %llu, a power of two is required by the model",
-                       (unsigned long long)p->memory.page_bytes);
-    if (!p->l2.present || !gx_is_pow2_u64(p->l2.sector_bytes))
-        return gx_fail(msg, GX_ECONFIG, "l2.sector_bytes: a power of two is required by the model");
+    int rc0 = gx_profile_check_model(p, msg); /* then trusted: powers of two, ranges */
+    if (rc0 != GX_OK)
+        return rc0;
     gx_tsim *s = calloc(1, sizeof *s);
     if (!s)
         return gx_fail(msg, GX_ENOMEM, "sim: out of memory");
