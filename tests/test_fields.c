@@ -4,7 +4,8 @@
  * the wrong type or outside its documented range (negative, fractional,
  * overflowing, 1e308, "NaN") with a message naming it; seeds round-trip as
  * full u64; the tlb section's cross-field rules; the model's rules equal
- * validation's; docs/profile-format.md lists every row as the table has it.
+ * validation's; compare gives the tlb rows the table names; and
+ * docs/profile-format.md lists every row as the table has it.
  *
  * Notes:
  * - GX_FIELDS_PRINT=1 ./test_fields prints the doc's field lines (the
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/compare.h"
 #include "gpuxray/l2.h"
 #include "gpuxray/profile.h"
 #include "profile/fields.h"
@@ -633,6 +635,62 @@ static void test_model_rules_are_validation(void **state)
     }
 }
 
+/* ---- compare: the tlb rows follow the table ---- */
+
+static void test_compare_tlb_rows(void **state)
+{
+    (void)state;
+    json_t *root = base_doc();
+    gx_msg m;
+    int rc;
+    gx_profile *t = parse_doc(root, &m, &rc);
+    assert_int_equal(rc, GX_OK);
+    gx_profile *f = gx_profile_clone(t);
+    assert_non_null(f);
+    f->tlb.levels[1].entries = 2048;
+    f->tlb.levels[2].hit_latency_cycles = 151; /* within 5% */
+    strcpy(f->tlb.walker.pwc.policy, "fifo");
+    f->tlb.n_levels = 2;
+    gx_compare_result r;
+    assert_int_equal(gx_compare(t, f, NULL, &r, &m), GX_OK);
+    const gx_compare_row *row = gx_compare_find(&r, "tlb.levels[1].entries");
+    assert_non_null(row);
+    assert_int_equal(row->verdict, GX_VERDICT_MISMATCH);
+    assert_string_equal(row->truth, "4096");
+    assert_string_equal(row->found, "2048");
+    row = gx_compare_find(&r, "tlb.levels[2].entries"); /* found has two levels */
+    assert_non_null(row);
+    assert_int_equal(row->verdict, GX_VERDICT_MISSING);
+    row = gx_compare_find(&r, "tlb.levels[0].sharing");
+    assert_true(row && row->verdict == GX_VERDICT_MATCH);
+    row = gx_compare_find(&r, "tlb.walker.pwc.policy");
+    assert_true(row && row->verdict == GX_VERDICT_MISMATCH);
+    row = gx_compare_find(&r, "tlb.page_table.page_sizes");
+    assert_true(row && row->verdict == GX_VERDICT_MATCH);
+    assert_string_equal(row->truth, "4096,65536,2097152,1073741824,549755813888");
+    assert_null(gx_compare_find(&r, "tlb.page_table.regions")); /* not compared */
+    /* the l2 rows come first, in their fixed order */
+    assert_string_equal(r.rows[0].field, "l2.line_bytes");
+    int first_tlb = -1;
+    for (int i = 0; i < r.n_rows; i++)
+        if (strncmp(r.rows[i].field, "tlb.", 4) == 0 && first_tlb < 0)
+            first_tlb = i;
+    assert_true(first_tlb > 0);
+    assert_string_equal(r.rows[first_tlb - 1].field, "l2.hash.set");
+    /* a found profile without translation: every tlb row missing */
+    f->tlb.present = 0;
+    assert_int_equal(gx_compare(t, f, NULL, &r, &m), GX_OK);
+    row = gx_compare_find(&r, "tlb.walker.fetch_bytes");
+    assert_true(row && row->verdict == GX_VERDICT_MISSING);
+    /* a truth without translation: no tlb rows at all */
+    assert_int_equal(gx_compare(f, t, NULL, &r, &m), GX_OK);
+    for (int i = 0; i < r.n_rows; i++)
+        assert_true(strncmp(r.rows[i].field, "tlb.", 4) != 0);
+    gx_profile_free(f);
+    gx_profile_free(t);
+    json_decref(root);
+}
+
 /* ---- the doc lists every row as the table has it ---- */
 
 static void doc_line(const gx_field *f, char *buf, size_t cap)
@@ -703,6 +761,7 @@ int main(void)
     tests[k++] = (struct CMUnitTest)cmocka_unit_test(test_containers_refuse_bad_shapes);
     tests[k++] = (struct CMUnitTest)cmocka_unit_test(test_seed_round_trips_as_u64);
     tests[k++] = (struct CMUnitTest)cmocka_unit_test(test_model_rules_are_validation);
+    tests[k++] = (struct CMUnitTest)cmocka_unit_test(test_compare_tlb_rows);
     tests[k++] = (struct CMUnitTest)cmocka_unit_test(test_doc_lists_every_field);
     for (size_t i = 0; i < sizeof XRULES / sizeof XRULES[0]; i++) {
         struct CMUnitTest u = {XRULES[i].name, test_cross_rule, NULL, NULL, (void *)&XRULES[i]};
