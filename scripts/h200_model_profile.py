@@ -6,7 +6,7 @@ from the profile that `gpuxray discover --target cuda` wrote and its report.
 
 Every field discovery measured with confidence comes from the measured
 profile: line, sector, ways, partitions, policy, topology, near/far hit and
-DRAM latencies, timer overhead, levels. The per-(SM, slice) skew amplitude
+DRAM latencies, timer overhead, levels, the shared memory (smem). The per-(SM, slice) skew amplitude
 comes from the report's "hit skew over (SM, slice)" row (its 95th - 5th
 percentile spread, i.e. 0.9 of a uniform amplitude).
 
@@ -61,6 +61,8 @@ def main():
     model["memory"]["dram_latency_cycles"] = meas["memory"]["dram_latency_cycles"]
     model["timer"]["overhead_cycles"] = meas["timer"]["overhead_cycles"]
     model["sim"]["sm_slice_skew_cycles"] = round(spread / 0.9, 1)
+    if meas.get("smem"):  # shared memory: measured as a whole (stage smem)
+        model["smem"] = meas["smem"]
     model["confidence"] = {}
     model["provenance"] = {
         "kind": "reference",
@@ -68,7 +70,7 @@ def main():
         "note": (
             "model of the measured H200 (profiles/nvidia-h200.json, discovery seed %s): line, "
             "sector, ways, partitions, policy, topology, near/far/DRAM latencies (with the extra "
-            "cost of far hits back to back), timer overhead and levels are measured; the per-(SM, slice) skew amplitude is the measured 95-5 "
+            "cost of far hits back to back), timer overhead, levels and the smem section are measured; the per-(SM, slice) skew amplitude is the measured 95-5 "
             "percentile hit spread (%g cycles) / 0.9; slices (%d), the slice and set hashes and "
             "the noise are assumed from profiles/hopper-like.json (discovery could not establish "
             "them on this chip, see docs/nvidia-h200.md), sets per slice (%d) so that one "

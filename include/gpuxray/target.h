@@ -27,6 +27,8 @@ typedef struct gx_target_info {
     uint64_t api_l2_bytes;  /* what the API reports: a hint, never trusted */
     uint64_t page_bytes;    /* allocation granularity of the arena */
     uint64_t max_arena_bytes;
+    uint64_t smem_block_bytes; /* shared memory one block may use (API, opt-in); 0 unknown */
+    uint64_t smem_sm_bytes;    /* shared memory of one SM (API); 0 unknown */
 } gx_target_info;
 
 typedef enum gx_op_kind {
@@ -92,6 +94,29 @@ int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
 int gx_target_prime_probe_rounds(gx_target *t, const uint64_t *prime, size_t n_prime,
                                  uint32_t rounds, const uint64_t *probe, size_t n_probe,
                                  uint32_t sm, double *cycles, gx_msg *msg);
+
+/* ---- shared memory: one warp's timed accesses (bank discovery) ---- */
+
+#define GX_SMEM_PROBE_LANES 32
+#define GX_SMEM_PROBE_WINDOW 65536u /* bytes of shared memory the lane offsets may address */
+#define GX_SMEM_PROBE_MAX_REPS 65536u
+
+typedef struct gx_smem_probe_req {
+    uint32_t lane_offsets[GX_SMEM_PROBE_LANES]; /* byte offset of lane i's access */
+    uint32_t active;      /* bit i: lane i accesses (at least one) */
+    uint32_t width_bytes; /* 4, 8 or 16 (32-, 64-, 128-bit loads); offsets aligned to it */
+    uint32_t reps;        /* timed accesses, 1..GX_SMEM_PROBE_MAX_REPS */
+    uint32_t sm;
+} gx_smem_probe_req;
+
+/* One warp on SM `sm` (the active lanes) loads from a window of shared
+ * memory that holds zeros: each access's address is the lane's offset plus
+ * the value its previous access loaded, so the accesses form a dependent
+ * chain of warp instructions. min(reps, 32) untimed accesses first, then
+ * reps timed between two clock reads: *cycles = cycles / reps (the two
+ * clock reads' overhead divided by reps included). */
+int gx_target_smem_probe(gx_target *t, const gx_smem_probe_req *req, double *cycles,
+                         gx_msg *msg);
 
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s);
 

@@ -38,6 +38,7 @@ enum {
     ST_WAYS,
     ST_SETS,
     ST_POLICY,
+    ST_SMEM,
     ST_COUNT
 };
 
@@ -55,11 +56,12 @@ static const struct {
     {"ways", gx_stage_ways, BIT(ST_LINE)},
     {"sets", gx_stage_sets, BIT(ST_WAYS) | BIT(ST_SLICES)},
     {"policy", gx_stage_policy, BIT(ST_WAYS)},
+    {"smem", gx_stage_smem, 0},
 };
 
 const char *gx_discover_stage_names(void)
 {
-    return "timer,levels,line,slices,ways,sets,policy";
+    return "timer,levels,line,slices,ways,sets,policy,smem";
 }
 
 /* Close a set of stages under prerequisites. */

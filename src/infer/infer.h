@@ -106,6 +106,7 @@ int gx_stage_ways(gx_infer *ctx);
 int gx_stage_slices(gx_infer *ctx);
 int gx_stage_sets(gx_infer *ctx);
 int gx_stage_policy(gx_infer *ctx);
+int gx_stage_smem(gx_infer *ctx);
 
 /* Add a row to the report table. */
 void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,

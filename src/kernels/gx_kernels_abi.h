@@ -51,6 +51,10 @@
 #define GX_CENSUS_NSMID (GX_CENSUS_IDS + 1)
 #define GX_CENSUS_SLOTS (GX_CENSUS_IDS + 2)
 
+/* shared-memory probe (gx_smem.cu): bytes of its zeroed window after the
+ * header (= GX_SMEM_PROBE_WINDOW of target.h) */
+#define GX_SMEM_WINDOW_BYTES 65536u
+
 /* block sizes */
 #define GX_CHASE_THREADS 32
 #define GX_SEQ_THREADS 256

@@ -352,3 +352,6 @@ extern "C" __global__ void gx_census(unsigned *seen, u64 linger)
     atomicMax(&seen[GX_CENSUS_NSMID], gx_nsmid());
     gx_linger(linger);
 }
+
+/* the shared-memory probe (its own file, one translation unit) */
+#include "gx_smem.cu"

@@ -27,6 +27,7 @@
 #include "gpuxray/policy.h"
 #include "gpuxray/rng.h"
 #include "gpuxray/bits.h"
+#include "gpuxray/smem.h"
 
 #define OBS_HI 20     /* highest observable bit: 2 MiB pages */
 #define HIGH_LO 21    /* unobservable bits drawn from 21..33 */
@@ -270,6 +271,33 @@ static void pick_timing(gx_rng *r, const shape *s, gx_profile *p)
     p->sim.frames_seed = gx_rng_next(r) >> 16;
 }
 
+/* The hidden shared memory, from its own rng stream (seeded from the seed
+ * alone), so every other field stays what it was before smem existed:
+ * 16/32/64 banks of 4 or 8 B; lane groups of the whole warp (512 B, as an
+ * H200), the bank row or half of it (at least 64 B); broadcast on 3 in
+ * 4; latency 18-60 cycles, 1-8 cycles per extra transfer (half-cycle
+ * steps); the API sizes of four generations' cards. */
+static int draw_smem(uint64_t seed, gx_profile *p, gx_msg *msg)
+{
+    static const uint32_t sm_kib[4] = {64, 100, 164, 228};
+    gx_rng r;
+    gx_rng_seed(&r, gx_mix64(seed ^ 0x736d656d62616e6bULL));
+    gx_smem_cfg c;
+    gx_smem_cfg_clear(&c);
+    c.present = 1;
+    c.banks = 16u << gx_rng_below(&r, 3);
+    c.bank_bytes = 4u << gx_rng_below(&r, 2);
+    uint32_t row = c.banks * c.bank_bytes, pick = (uint32_t)gx_rng_below(&r, 3);
+    c.transfer_bytes = pick == 0 ? GX_SMEM_MAX_TRANSFER : pick == 1 || row < 128 ? row : row / 2;
+    c.broadcast = gx_rng_below(&r, 4) != 0;
+    c.latency_cycles = floor(drange(&r, 18, 60));
+    c.conflict_cycles = floor(drange(&r, 1, 8) * 2) / 2;
+    uint32_t k = sm_kib[gx_rng_below(&r, 4)];
+    c.sm_bytes = (uint64_t)k << 10;
+    c.block_bytes = k == 64 ? 48u << 10 : (uint64_t)(k - 1) << 10;
+    return gx_smem_cfg_to_profile(p, &c, msg);
+}
+
 int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_msg *msg)
 {
     gx_generate_opts d;
@@ -323,6 +351,11 @@ int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_m
         }
         snprintf(p->l2.policy, sizeof p->l2.policy, "%s", pol);
         pick_timing(&r, &s, p);
+        int src = draw_smem(seed, p, msg);
+        if (src != GX_OK) {
+            gx_profile_free(p);
+            return src;
+        }
         gx_msg vm;
         gx_msg_clear(&vm);
         int rc = gx_profile_validate(p, &vm);

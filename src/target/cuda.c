@@ -77,6 +77,8 @@ typedef struct cuda_target {
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_chase, f_seq, f_pp, f_clear, f_link, f_census;
+    CUfunction f_smem;      /* gx_smem_probe (gx_smem.cu) */
+    uint32_t smem_probe_smem; /* its dynamic shared memory: header + the 64 KiB window */
     uint32_t sm_count;
     uint32_t *smid_map;     /* logical SM -> %smid */
     uint32_t pin_smem;      /* dynamic shared memory of every probe block */
@@ -566,12 +568,53 @@ static int cuda_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, u
     return GX_OK;
 }
 
+/* ---- shared memory ------------------------------------------------------ */
+
+_Static_assert(GX_SMEM_WINDOW_BYTES == GX_SMEM_PROBE_WINDOW,
+               "the kernel's window is the primitive's window");
+
+/* One warp's dependent shared-memory loads (gx_smem.cu): the 32 lane
+ * offsets go in through d_buf, the cycles of the reps timed loads come back
+ * in the result slots. Needs no arena. */
+static int cuda_smem_probe(void *impl, const gx_smem_probe_req *req, double *cycles,
+                           gx_msg *msg)
+{
+    cuda_target *c = impl;
+    int rc;
+    if (c->broken)
+        return gx_fail(msg, GX_EDEVICE, "cuda: the GPU context is unusable after an earlier failure");
+    if (!c->smem_probe_smem)
+        return gx_fail(msg, GX_EUNSUPPORTED,
+                       "cuda: a block cannot have the %u-byte shared-memory probe window",
+                       GX_SMEM_PROBE_WINDOW);
+    CU_TRY(c, c->api.CtxSetCurrent(c->ctx), "cuCtxSetCurrent", msg);
+    if ((rc = ensure_dev(c, &c->d_buf, &c->d_buf_bytes, sizeof req->lane_offsets, msg)) != GX_OK ||
+        (rc = ensure_out(c, 0, msg)) != GX_OK)
+        return rc;
+    CU_TRY(c, c->api.MemcpyHtoD(c->d_buf, req->lane_offsets, sizeof req->lane_offsets),
+           "cuMemcpyHtoD (lane offsets)", msg);
+    uint32_t active = req->active, width = req->width_bytes, reps = req->reps, smid = 0;
+    uint64_t linger = 0, ticket = 0;
+    void *params[] = {&c->d_buf, &active, &width, &reps, &smid, &linger, &c->d_out, &ticket};
+    uint64_t budget = budget_for(c, (uint64_t)reps * 32u);
+    if ((rc = run_pinned(c, c->f_smem, "gx_smem_probe", 32, c->smem_probe_smem, req->sm, params,
+                         &linger, &smid, &ticket, budget, 0, msg)) != GX_OK)
+        return rc;
+    const uint64_t *res = c->h_out;
+    if (res[GX_R_STEPS] != reps)
+        return gx_fail(msg, GX_EDEVICE, "cuda: smem_probe ran %llu of %u timed loads",
+                       (unsigned long long)res[GX_R_STEPS], reps);
+    *cycles = (double)res[GX_R_CYCLES] / (double)reps;
+    return GX_OK;
+}
+
 static const gx_target_ops cuda_ops = {
     .close = cuda_close,
     .arena = cuda_arena,
     .chase = cuda_chase,
     .seq = cuda_seq,
     .prime_probe = cuda_prime_probe,
+    .smem_probe = cuda_smem_probe,
 };
 
 int gx_cuda_target_counters(const gx_target *t, uint64_t *launches, uint64_t *relaunches)
@@ -632,6 +675,28 @@ static int setup_pinning(cuda_target *c, gx_msg *msg)
     if (c->pp_threads == 0)
         return gx_fail(msg, GX_ENODEV, "no usable CUDA device: gx_prime_probe cannot run a warp");
     (void)reserved;
+    return GX_OK;
+}
+
+/* The shared-memory probe's block: the header and the 64 KiB window, and
+ * at least pin_smem (one block per SM); the API's sizes go into info. */
+static int setup_smem_probe(cuda_target *c, gx_target_info *info, gx_msg *msg)
+{
+    int per_sm = 0, optin = 0;
+    if (get_attr(c, GX_CU_ATTR_MAX_SMEM_PER_SM, &per_sm))
+        info->smem_sm_bytes = (uint64_t)per_sm;
+    if (get_attr(c, GX_CU_ATTR_MAX_SMEM_PER_BLOCK_OPTIN, &optin))
+        info->smem_block_bytes = (uint64_t)optin;
+    uint32_t want = GX_HDR_BYTES + GX_SMEM_PROBE_WINDOW;
+    if (want < c->pin_smem)
+        want = c->pin_smem;
+    c->smem_probe_smem = 0;
+    if (optin <= 0 || want > (uint32_t)optin)
+        return GX_OK; /* smem_probe answers GX_EUNSUPPORTED */
+    CU_OPEN(c,
+            c->api.FuncSetAttribute(c->f_smem, GX_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)want),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, gx_smem_probe)", msg);
+    c->smem_probe_smem = want;
     return GX_OK;
 }
 
@@ -706,6 +771,7 @@ static int load_module(cuda_target *c, int cc_major, int cc_minor, gx_msg *msg)
         {"gx_chain_clear", offsetof(cuda_target, f_clear)},
         {"gx_chain_link", offsetof(cuda_target, f_link)},
         {"gx_census", offsetof(cuda_target, f_census)},
+        {"gx_smem_probe", offsetof(cuda_target, f_smem)},
     };
     for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
         CUfunction f = NULL;
@@ -788,6 +854,8 @@ static int open_device(cuda_target *c, int device, gx_target_info *info, gx_msg 
     if ((rc = load_module(c, major, minor, msg)) != GX_OK)
         return rc;
     if ((rc = setup_pinning(c, msg)) != GX_OK)
+        return rc;
+    if ((rc = setup_smem_probe(c, info, msg)) != GX_OK)
         return rc;
     if ((rc = ensure_out(c, 0, msg)) != GX_OK)
         return rc;

@@ -36,6 +36,7 @@
 #include "gpuxray/profile.h"
 #include "gpuxray/rng.h"
 #include "../model/noise.h"
+#include "sim_smem.h"
 #include "target_impl.h"
 
 #define SIM_PHYS_BYTES (64ULL << 30)
@@ -62,6 +63,7 @@ typedef struct sim_target {
     gx_noise timer; /* jitter of timer readings */
     gx_rng rng;     /* prime order, prime SMs */
     uint32_t *near_sms; /* scratch: SMs of one partition */
+    sim_smem *smem;     /* shared memory (sim_smem.c) */
 } sim_target;
 
 static void sim_close(void *impl)
@@ -74,6 +76,7 @@ static void sim_close(void *impl)
     gx_profile_free(s->prof);
     free(s->frames);
     free(s->near_sms);
+    sim_smem_close(s->smem);
     free(s);
 }
 
@@ -200,12 +203,20 @@ static int sim_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, ui
     return GX_OK;
 }
 
+/* shared memory: the bank model of sim_smem.c */
+static int sim_smem_probe_op(void *impl, const gx_smem_probe_req *req, double *cycles,
+                             gx_msg *msg)
+{
+    return sim_smem_probe(((sim_target *)impl)->smem, req, cycles, msg);
+}
+
 static const gx_target_ops sim_ops = {
     .close = sim_close,
     .arena = sim_arena,
     .chase = sim_chase,
     .seq = sim_seq,
     .prime_probe = sim_prime_probe,
+    .smem_probe = sim_smem_probe_op,
 };
 
 static int check_runnable(const gx_profile *p, const char *path, gx_msg *msg)
@@ -261,6 +272,10 @@ int gx_sim_target_open(const char *profile_path, uint64_t seed, const gx_target_
     info->api_l2_bytes = p->device.api_l2_bytes;
     info->page_bytes = s->page_bytes;
     info->max_arena_bytes = SIM_MAX_ARENA_BYTES;
+    if ((rc = sim_smem_open(p, seed, &s->smem, info, msg)) != GX_OK) {
+        sim_close(s);
+        return rc;
+    }
     *ops = &sim_ops;
     *impl = s;
     return GX_OK;

@@ -192,6 +192,50 @@ int gx_target_prime_probe(gx_target *t, const uint64_t *prime, size_t n_prime,
     return gx_target_prime_probe_rounds(t, prime, n_prime, 1, probe, n_probe, sm, cycles, msg);
 }
 
+static int check_smem_req(const gx_smem_probe_req *req, gx_msg *msg)
+{
+    const uint32_t w = req->width_bytes;
+    if (w != 4 && w != 8 && w != 16)
+        return gx_fail(msg, GX_EINVAL, "smem_probe: width %u bytes (use 4, 8 or 16)", w);
+    if (req->active == 0)
+        return gx_fail(msg, GX_EINVAL, "smem_probe: no active lane");
+    if (req->reps == 0 || req->reps > GX_SMEM_PROBE_MAX_REPS)
+        return gx_fail(msg, GX_EINVAL, "smem_probe: reps %u outside 1..%u", req->reps,
+                       GX_SMEM_PROBE_MAX_REPS);
+    for (int i = 0; i < GX_SMEM_PROBE_LANES; i++) {
+        const uint32_t off = req->lane_offsets[i];
+        if (!(req->active >> i & 1u))
+            continue;
+        if (off % w != 0 || off > GX_SMEM_PROBE_WINDOW - w)
+            return gx_fail(msg, GX_ERANGE,
+                           "smem_probe: lane %d offset %u not %u-byte aligned inside the "
+                           "%u-byte window",
+                           i, off, w, GX_SMEM_PROBE_WINDOW);
+    }
+    return GX_OK;
+}
+
+int gx_target_smem_probe(gx_target *t, const gx_smem_probe_req *req, double *cycles,
+                         gx_msg *msg)
+{
+    int rc;
+    if (!req || !cycles)
+        return gx_fail(msg, GX_EINVAL, "smem_probe needs a request and a cycles result");
+    if (!t->ops->smem_probe)
+        return gx_fail(msg, GX_EUNSUPPORTED, "smem_probe: target %s has no shared-memory probe",
+                       t->info.spec);
+    if ((rc = check_sm(t, req->sm, msg)) != GX_OK || (rc = check_smem_req(req, msg)) != GX_OK)
+        return rc;
+    double t0 = gx_monotonic_seconds();
+    rc = t->ops->smem_probe(t->impl, req, cycles, msg);
+    t->stats.seconds += gx_monotonic_seconds() - t0;
+    t->stats.calls++;
+    const uint64_t n = (uint64_t)req->reps + (req->reps < 32 ? req->reps : 32);
+    t->stats.accesses += n;
+    t->stats.serial_accesses += n;
+    return rc;
+}
+
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s)
 {
     *s = t->stats;

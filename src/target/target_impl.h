@@ -14,6 +14,8 @@ typedef struct gx_target_ops {
     int (*prime_probe)(void *impl, const uint64_t *prime, size_t n_prime, uint32_t rounds,
                        const uint64_t *probe, size_t n_probe, uint32_t sm, double *cycles,
                        gx_msg *msg);
+    /* NULL: the backend has no shared-memory probe (GX_EUNSUPPORTED) */
+    int (*smem_probe)(void *impl, const gx_smem_probe_req *req, double *cycles, gx_msg *msg);
 } gx_target_ops;
 
 struct gx_target {

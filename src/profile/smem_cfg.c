@@ -1,0 +1,237 @@
+/* smem_cfg.c - the profile's `smem` section (docs/profile-format.md):
+ * read from and written to the profile's kept JSON document, validated by
+ * one rule per field, compared field by field (holdout, tests).
+ *
+ * Notes:
+ * - The section lives in the document the profile keeps for fields outside
+ *   its struct (Contract 1: unknown fields survive a load / save), so it
+ *   travels with every load, clone and save without a struct member.
+ * - JSON null or an absent key means "not established" (0 / NaN / -1). */
+#include "gpuxray/smem.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void gx_smem_cfg_clear(gx_smem_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->broadcast = -1;
+    c->latency_cycles = NAN;
+    c->conflict_cycles = NAN;
+}
+
+void gx_smem_cfg_default(gx_smem_cfg *c)
+{
+    gx_smem_cfg_clear(c);
+    c->present = 1;
+    c->banks = 32;
+    c->bank_bytes = 4;
+    c->transfer_bytes = GX_SMEM_MAX_TRANSFER;
+    c->broadcast = 1;
+    c->latency_cycles = 30;
+    c->conflict_cycles = 2;
+    c->block_bytes = 48u << 10;
+    c->sm_bytes = 64u << 10;
+}
+
+static int is_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+static int rd_uint(const json_t *o, const char *key, uint64_t max, uint64_t *out, gx_msg *msg)
+{
+    const json_t *v = json_object_get(o, key);
+    *out = 0;
+    if (!v || json_is_null(v))
+        return GX_OK;
+    double d = json_is_integer(v) ? (double)json_integer_value(v)
+               : json_is_real(v)  ? json_real_value(v)
+                                  : -1;
+    if (!json_is_number(v) || d < 0 || d > (double)max || d != floor(d))
+        return gx_fail(msg, GX_ECONFIG, "smem.%s: expected an integer in 0..%llu", key,
+                       (unsigned long long)max);
+    *out = json_is_integer(v) ? (uint64_t)json_integer_value(v) : (uint64_t)d;
+    return GX_OK;
+}
+
+static int rd_cycles(const json_t *o, const char *key, double *out, gx_msg *msg)
+{
+    const json_t *v = json_object_get(o, key);
+    *out = NAN;
+    if (!v || json_is_null(v))
+        return GX_OK;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+        return gx_fail(msg, GX_ECONFIG, "smem.%s: expected a number of cycles >= 0", key);
+    *out = json_number_value(v);
+    return GX_OK;
+}
+
+int gx_smem_cfg_from_profile(const gx_profile *p, gx_smem_cfg *c, gx_msg *msg)
+{
+    gx_smem_cfg_clear(c);
+    const json_t *root = p ? (const json_t *)p->doc : NULL;
+    const json_t *o = root && json_is_object(root) ? json_object_get(root, "smem") : NULL;
+    if (!o || json_is_null(o))
+        return GX_OK;
+    if (!json_is_object(o))
+        return gx_fail(msg, GX_ECONFIG, "smem: expected an object or null");
+    uint64_t v;
+    int rc;
+    if ((rc = rd_uint(o, "banks", GX_SMEM_MAX_BANKS, &v, msg)) != GX_OK)
+        return rc;
+    c->banks = (uint32_t)v;
+    if ((rc = rd_uint(o, "bank_bytes", GX_SMEM_MAX_BANK_BYTES, &v, msg)) != GX_OK)
+        return rc;
+    c->bank_bytes = (uint32_t)v;
+    if ((rc = rd_uint(o, "transfer_bytes", UINT32_MAX, &v, msg)) != GX_OK)
+        return rc;
+    c->transfer_bytes = (uint32_t)v;
+    if ((rc = rd_uint(o, "block_bytes", UINT32_MAX, &c->block_bytes, msg)) != GX_OK ||
+        (rc = rd_uint(o, "sm_bytes", UINT32_MAX, &c->sm_bytes, msg)) != GX_OK ||
+        (rc = rd_cycles(o, "latency_cycles", &c->latency_cycles, msg)) != GX_OK ||
+        (rc = rd_cycles(o, "conflict_cycles", &c->conflict_cycles, msg)) != GX_OK)
+        return rc;
+    const json_t *b = json_object_get(o, "broadcast");
+    if (b && !json_is_null(b)) {
+        if (!json_is_boolean(b))
+            return gx_fail(msg, GX_ECONFIG, "smem.broadcast: expected true, false or null");
+        c->broadcast = json_is_true(b) ? 1 : 0;
+    }
+    c->present = 1;
+    return gx_smem_cfg_validate(c, 0, msg);
+}
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *int_or_null(uint64_t v)
+{
+    return v ? json_integer((json_int_t)v) : json_null();
+}
+
+int gx_smem_cfg_to_profile(gx_profile *p, const gx_smem_cfg *c, gx_msg *msg)
+{
+    if (!p->doc && !(p->doc = json_object()))
+        return gx_fail(msg, GX_ENOMEM, "smem: out of memory");
+    json_t *root = p->doc;
+    if (!json_is_object(root))
+        return gx_fail(msg, GX_EINVAL, "smem: the profile's document is not an object");
+    if (!c->present) {
+        json_object_del(root, "smem");
+        return GX_OK;
+    }
+    json_t *o = json_object();
+    if (!o)
+        return gx_fail(msg, GX_ENOMEM, "smem: out of memory");
+    json_object_set_new(o, "banks", int_or_null(c->banks));
+    json_object_set_new(o, "bank_bytes", int_or_null(c->bank_bytes));
+    json_object_set_new(o, "transfer_bytes", int_or_null(c->transfer_bytes));
+    json_object_set_new(o, "broadcast", c->broadcast < 0 ? json_null() : json_boolean(c->broadcast));
+    json_object_set_new(o, "latency_cycles", num_or_null(c->latency_cycles));
+    json_object_set_new(o, "conflict_cycles", num_or_null(c->conflict_cycles));
+    json_object_set_new(o, "block_bytes", int_or_null(c->block_bytes));
+    json_object_set_new(o, "sm_bytes", int_or_null(c->sm_bytes));
+    if (json_object_set_new(root, "smem", o) != 0)
+        return gx_fail(msg, GX_ENOMEM, "smem: out of memory");
+    return GX_OK;
+}
+
+int gx_smem_cfg_validate(const gx_smem_cfg *c, int require_model, gx_msg *msg)
+{
+    if (!c->present)
+        return require_model ? gx_fail(msg, GX_ECONFIG, "smem: section required") : GX_OK;
+    if (c->banks && (!is_pow2(c->banks) || c->banks > GX_SMEM_MAX_BANKS))
+        return gx_fail(msg, GX_ECONFIG, "smem.banks: %u is not a power of two in 1..%d",
+                       c->banks, GX_SMEM_MAX_BANKS);
+    if (c->bank_bytes && c->bank_bytes != 4 && c->bank_bytes != 8 && c->bank_bytes != 16)
+        return gx_fail(msg, GX_ECONFIG, "smem.bank_bytes: %u is not 4, 8 or 16", c->bank_bytes);
+    if (c->transfer_bytes && (!is_pow2(c->transfer_bytes) || c->transfer_bytes < GX_SMEM_MAX_WIDTH ||
+                              c->transfer_bytes > GX_SMEM_MAX_TRANSFER))
+        return gx_fail(msg, GX_ECONFIG,
+                       "smem.transfer_bytes: %u is not a power of two in %d..%d (one 128-bit "
+                       "lane .. a whole warp of them)",
+                       c->transfer_bytes, GX_SMEM_MAX_WIDTH, GX_SMEM_MAX_TRANSFER);
+    if (c->block_bytes && c->sm_bytes && c->block_bytes > c->sm_bytes)
+        return gx_fail(msg, GX_ECONFIG, "smem.block_bytes: %llu > smem.sm_bytes %llu",
+                       (unsigned long long)c->block_bytes, (unsigned long long)c->sm_bytes);
+    if (require_model) {
+        const char *miss = !c->banks ? "banks" : !c->bank_bytes ? "bank_bytes"
+                         : !c->transfer_bytes ? "transfer_bytes" : c->broadcast < 0 ? "broadcast"
+                         : !isfinite(c->latency_cycles) ? "latency_cycles"
+                         : !isfinite(c->conflict_cycles) ? "conflict_cycles" : NULL;
+        if (miss)
+            return gx_fail(msg, GX_ECONFIG, "smem.%s: required to run the model", miss);
+    }
+    return GX_OK;
+}
+
+static void fmt_u(char *b, size_t n, uint64_t v)
+{
+    if (v)
+        snprintf(b, n, "%llu", (unsigned long long)v);
+    else
+        snprintf(b, n, "null");
+}
+
+static void fmt_d(char *b, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%.2f", v);
+    else
+        snprintf(b, n, "null");
+}
+
+static int cycles_match(double t, double f)
+{
+    double tol = fmax(GX_SMEM_CYCLES_ABS_TOL, GX_SMEM_CYCLES_REL_TOL * fabs(t));
+    return fabs(t - f) <= tol;
+}
+
+int gx_smem_cfg_compare(const gx_smem_cfg *t, const gx_smem_cfg *f,
+                        gx_smem_field_cmp out[GX_SMEM_FIELDS])
+{
+    static const char *names[GX_SMEM_FIELDS] = {
+        "smem.banks", "smem.bank_bytes", "smem.transfer_bytes", "smem.broadcast",
+        "smem.latency_cycles", "smem.conflict_cycles", "smem.block_bytes", "smem.sm_bytes"};
+    const uint64_t tu[GX_SMEM_FIELDS] = {t->banks, t->bank_bytes, t->transfer_bytes, 0, 0, 0,
+                                         t->block_bytes, t->sm_bytes};
+    const uint64_t fu[GX_SMEM_FIELDS] = {f->present ? f->banks : 0, f->present ? f->bank_bytes : 0,
+                                         f->present ? f->transfer_bytes : 0, 0, 0, 0,
+                                         f->present ? f->block_bytes : 0,
+                                         f->present ? f->sm_bytes : 0};
+    int n_bad = 0;
+    for (int i = 0; i < GX_SMEM_FIELDS; i++) {
+        gx_smem_field_cmp *o = &out[i];
+        o->field = names[i];
+        int have_t, have_f, same;
+        if (i == 3) {
+            have_t = t->present && t->broadcast >= 0;
+            have_f = f->present && f->broadcast >= 0;
+            snprintf(o->truth, sizeof o->truth, "%s", !have_t ? "null" : t->broadcast ? "true" : "false");
+            snprintf(o->found, sizeof o->found, "%s", !have_f ? "null" : f->broadcast ? "true" : "false");
+            same = have_t && have_f && t->broadcast == f->broadcast;
+        } else if (i == 4 || i == 5) {
+            double tv = i == 4 ? t->latency_cycles : t->conflict_cycles;
+            double fv = !f->present ? NAN : i == 4 ? f->latency_cycles : f->conflict_cycles;
+            have_t = t->present && isfinite(tv);
+            have_f = isfinite(fv);
+            fmt_d(o->truth, sizeof o->truth, have_t ? tv : NAN);
+            fmt_d(o->found, sizeof o->found, fv);
+            same = have_t && have_f && cycles_match(tv, fv);
+        } else {
+            have_t = t->present && tu[i] != 0;
+            have_f = fu[i] != 0;
+            fmt_u(o->truth, sizeof o->truth, have_t ? tu[i] : 0);
+            fmt_u(o->found, sizeof o->found, fu[i]);
+            same = have_t && have_f && tu[i] == fu[i];
+        }
+        o->verdict = !have_t ? -1 : !have_f ? 2 : same ? 0 : 1;
+        n_bad += o->verdict > 0;
+    }
+    return n_bad;
+}

@@ -1,0 +1,279 @@
+/* test_smem.c - the shared-memory bank model and its profile section:
+ * the classic examples (a 32 x 32 float tile read by column: 32-way; padded
+ * to 33 columns: conflict-free; stride 2 words: 2-way; every lane on one
+ * word: one transfer with broadcast, 32 without; 64- and 128-bit accesses
+ * in half and quarter warps), statistics per SM, the JSON section's round
+ * trip and validation messages, and the generator's draw. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gpuxray/discover.h"
+#include "gpuxray/generate.h"
+#include "gpuxray/target.h"
+#include "gpuxray/profile.h"
+#include "gpuxray/smem.h"
+
+static gx_smem_cost cost_of(const gx_smem_cfg *c, uint32_t stride, uint32_t width)
+{
+    uint32_t a[GX_SMEM_LANES];
+    for (uint32_t i = 0; i < GX_SMEM_LANES; i++)
+        a[i] = i * stride;
+    gx_smem_cost k;
+    assert_int_equal(gx_smem_warp_cost(c, a, UINT32_MAX, width, &k, NULL), GX_OK);
+    return k;
+}
+
+static void test_classic_tile(void **state)
+{
+    (void)state;
+    gx_smem_cfg c;
+    gx_smem_cfg_default(&c); /* 32 x 4 B, 128-byte transfers, broadcast, 30 + 2 */
+    gx_smem_cost k = cost_of(&c, 32 * 4, 4);  /* column of a 32 x 32 float tile */
+    assert_int_equal(k.degree, 32);
+    assert_int_equal(k.transfers, 32);
+    assert_true(fabs(k.cycles - (30 + 31 * 2)) < 1e-9);
+    k = cost_of(&c, 33 * 4, 4);                /* padded to 33 columns */
+    assert_int_equal(k.degree, 1);
+    assert_true(fabs(k.cycles - 30) < 1e-9);
+    k = cost_of(&c, 8, 4);
+    assert_int_equal(k.degree, 2);
+    k = cost_of(&c, 0, 4);                     /* one word: broadcast */
+    assert_int_equal(k.transfers, 1);
+    /* the whole warp in one group (an H200): the banks' width alone splits
+     * wide accesses, and one word serves every lane at any width */
+    k = cost_of(&c, 8, 8);                     /* 64-bit contiguous: 2 words per bank */
+    assert_int_equal(k.groups, 1);
+    assert_int_equal(k.transfers, 2);
+    k = cost_of(&c, 16, 16);                   /* 128-bit contiguous: 4 */
+    assert_int_equal(k.transfers, 4);
+    k = cost_of(&c, 0, 16);
+    assert_int_equal(k.transfers, 1);
+    k = cost_of(&c, 24, 8);                    /* 64-bit at 24 B: 2 words per bank */
+    assert_int_equal(k.transfers, 2);
+    /* 128-byte groups: half warps for 64-bit, quarters for 128-bit */
+    c.transfer_bytes = 128;
+    k = cost_of(&c, 8, 8);
+    assert_int_equal(k.groups, 2);
+    assert_int_equal(k.transfers, 2);
+    assert_int_equal(k.degree, 1);
+    k = cost_of(&c, 0, 16);                    /* one word, but four quarters */
+    assert_int_equal(k.transfers, 4);
+    k = cost_of(&c, 32, 16);                   /* 128-bit at 32 B: 2-way in each quarter */
+    assert_int_equal(k.transfers, 8);
+    c.broadcast = 0;
+    k = cost_of(&c, 0, 4);
+    assert_int_equal(k.transfers, 32);
+}
+
+static void test_wide_banks_and_masks(void **state)
+{
+    (void)state;
+    gx_smem_cfg c;
+    gx_smem_cfg_default(&c);
+    c.banks = 16;
+    c.bank_bytes = 8;
+    gx_smem_cost k = cost_of(&c, 4, 4); /* two lanes per 8-byte word, merged */
+    assert_int_equal(k.transfers, 1);
+    k = cost_of(&c, 12, 4);             /* words floor(1.5 i): 32 words on 16 banks */
+    assert_int_equal(k.degree, 2);
+    c.broadcast = 0;
+    k = cost_of(&c, 4, 4);              /* no merging: each bank serves its word to 2 lanes */
+    assert_int_equal(k.degree, 2);
+    uint32_t a[GX_SMEM_LANES] = {0};
+    assert_int_equal(gx_smem_warp_cost(&c, a, 0, 4, &k, NULL), GX_OK);
+    assert_int_equal(k.transfers, 0);
+    assert_true(k.cycles == 0);
+    gx_msg m;
+    assert_int_equal(gx_smem_warp_cost(&c, a, 1, 32, &k, &m), GX_EINVAL);
+    assert_non_null(strstr(m.text, "width"));
+}
+
+static void test_stats_per_sm(void **state)
+{
+    (void)state;
+    gx_smem_cfg c;
+    gx_smem_cfg_default(&c);
+    gx_smem *s = NULL;
+    assert_int_equal(gx_smem_new(&c, 4, &s, NULL), GX_OK);
+    uint32_t a[GX_SMEM_LANES];
+    for (uint32_t i = 0; i < GX_SMEM_LANES; i++)
+        a[i] = i * 128;
+    assert_int_equal(gx_smem_access(s, 1, 0, a, UINT32_MAX, 4, NULL, NULL), GX_OK);
+    assert_int_equal(gx_smem_access(s, 2, 1, a, 0x3u, 4, NULL, NULL), GX_OK);
+    gx_smem_stats st;
+    gx_smem_get_stats(s, UINT32_MAX, &st);
+    assert_int_equal(st.accesses, 2);
+    assert_int_equal(st.reads, 1);
+    assert_int_equal(st.writes, 1);
+    assert_int_equal(st.by_degree[32], 1);
+    assert_int_equal(st.by_degree[2], 1);
+    assert_int_equal(st.conflicted, 2);
+    assert_true(fabs(st.cycles - (92 + 32)) < 1e-9);
+    gx_smem_get_stats(s, 1, &st);
+    assert_int_equal(st.accesses, 1);
+    gx_msg m;
+    assert_int_equal(gx_smem_access(s, 4, 0, a, 1, 4, NULL, &m), GX_ERANGE);
+    gx_smem_free(s);
+}
+
+static void test_section_round_trip(void **state)
+{
+    (void)state;
+    gx_profile *p = NULL;
+    gx_msg m;
+    assert_int_equal(gx_profile_load(gx_test_path("profiles/seed-ampere-6mb.json"), &p, &m),
+                     GX_OK);
+    gx_smem_cfg c, back;
+    assert_int_equal(gx_smem_cfg_from_profile(p, &c, &m), GX_OK);
+    assert_int_equal(c.present, 0);
+    gx_smem_cfg_default(&c);
+    c.conflict_cycles = NAN; /* absent fields travel as null */
+    assert_int_equal(gx_smem_cfg_to_profile(p, &c, &m), GX_OK);
+    char *json = gx_profile_to_json(p);
+    assert_non_null(json);
+    gx_profile *q = NULL;
+    assert_int_equal(gx_profile_parse(json, "round trip", &q, &m), GX_OK);
+    assert_int_equal(gx_smem_cfg_from_profile(q, &back, &m), GX_OK);
+    gx_smem_field_cmp cmp[GX_SMEM_FIELDS];
+    assert_int_equal(gx_smem_cfg_compare(&c, &back, cmp), 0);
+    assert_int_equal(cmp[5].verdict, -1); /* conflict_cycles absent in both */
+    assert_true(isnan(back.conflict_cycles));
+    free(json);
+    gx_profile_free(q);
+    gx_profile_free(p);
+}
+
+static void test_section_rules(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *section, *field;
+    } bad[] = {
+        {"{\"banks\": 24}", "smem.banks"},
+        {"{\"bank_bytes\": 2}", "smem.bank_bytes"},
+        {"{\"transfer_bytes\": 1024}", "smem.transfer_bytes"},
+        {"{\"transfer_bytes\": 96}", "smem.transfer_bytes"},
+        {"{\"broadcast\": 1}", "smem.broadcast"},
+        {"{\"latency_cycles\": -3}", "smem.latency_cycles"},
+        {"{\"block_bytes\": 2048, \"sm_bytes\": 1024}", "smem.block_bytes"},
+        {"[1]", "smem"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"format\": \"gpuxray-profile\", \"version\": 1, \"name\": \"x\", "
+                 "\"provenance\": {\"kind\": \"measured\"}, \"smem\": %s}",
+                 bad[i].section);
+        gx_profile *p = NULL;
+        gx_msg m;
+        gx_msg_clear(&m);
+        assert_int_equal(gx_profile_parse(text, "rules", &p, &m), GX_OK);
+        gx_smem_cfg c;
+        assert_int_equal(gx_smem_cfg_from_profile(p, &c, &m), GX_ECONFIG);
+        assert_non_null(strstr(m.text, bad[i].field));
+        gx_profile_free(p);
+    }
+    gx_smem_cfg c;
+    gx_smem_cfg_clear(&c);
+    c.present = 1;
+    c.banks = 32;
+    gx_msg m;
+    assert_int_equal(gx_smem_cfg_validate(&c, 1, &m), GX_ECONFIG);
+    assert_non_null(strstr(m.text, "smem.bank_bytes"));
+}
+
+static void test_generator_draws(void **state)
+{
+    (void)state;
+    unsigned banks[3] = {0}, bytes8 = 0, bc_off = 0, half = 0, warp = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        gx_profile *p = gx_generate_profile(seed, NULL);
+        assert_non_null(p);
+        gx_smem_cfg c;
+        assert_int_equal(gx_smem_cfg_from_profile(p, &c, NULL), GX_OK);
+        assert_int_equal(gx_smem_cfg_validate(&c, 1, NULL), GX_OK);
+        assert_true(c.banks >= 16 && c.banks <= 64);
+        banks[c.banks == 16 ? 0 : c.banks == 32 ? 1 : 2]++;
+        bytes8 += c.bank_bytes == 8;
+        bc_off += c.broadcast == 0;
+        half += c.transfer_bytes < c.banks * c.bank_bytes;
+        warp += c.transfer_bytes == GX_SMEM_MAX_TRANSFER;
+        assert_true(c.conflict_cycles >= 1 && c.conflict_cycles <= 8);
+        gx_profile_free(p);
+    }
+    assert_true(banks[0] > 20 && banks[1] > 20 && banks[2] > 20);
+    assert_true(bytes8 > 50 && bc_off > 20 && half > 20 && warp > 20);
+}
+
+/* Discover the smem section of seed-ampere with `smem` replaced by section. */
+static int discover_with(const char *section, gx_smem_cfg *found_cfg)
+{
+    gx_profile *p = NULL;
+    gx_msg m;
+    assert_int_equal(gx_profile_load(gx_test_path("profiles/seed-ampere-6mb.json"), &p, &m),
+                     GX_OK);
+    json_t *o = json_loads(section, 0, NULL);
+    assert_non_null(o);
+    json_object_set_new((json_t *)p->doc, "smem", o);
+    const char *path = gx_test_tmp("smem-section.json");
+    assert_int_equal(gx_profile_save(p, path, &m), GX_OK);
+    gx_profile_free(p);
+    gx_target *t = gx_test_open_sim(path, 3);
+    gx_discover_opts opts = {.only = "smem", .seed = 3, .progress = 0};
+    gx_profile *found = NULL;
+    int rc = gx_discover(t, &opts, &found, NULL, &m);
+    gx_target_close(t);
+    assert_non_null(found);
+    assert_int_equal(gx_smem_cfg_from_profile(found, found_cfg, &m), GX_OK);
+    gx_profile_free(found);
+    return rc;
+}
+
+static void test_discovery_exact_and_unknown(void **state)
+{
+    (void)state;
+    gx_smem_cfg f;
+    /* a Kepler-like 8-byte-bank memory without broadcast */
+    int rc = discover_with("{\"banks\": 32, \"bank_bytes\": 8, \"transfer_bytes\": 256, "
+                           "\"broadcast\": false, \"latency_cycles\": 47, "
+                           "\"conflict_cycles\": 3.5, \"block_bytes\": 49152}",
+                           &f);
+    assert_int_equal(rc, GX_OK);
+    assert_int_equal(f.banks, 32);
+    assert_int_equal(f.bank_bytes, 8);
+    assert_int_equal(f.transfer_bytes, 256);
+    assert_int_equal(f.broadcast, 0);
+    assert_true(fabs(f.latency_cycles - 47) < 0.5 && fabs(f.conflict_cycles - 3.5) < 0.1);
+    assert_int_equal(f.block_bytes, 49152);
+    assert_int_equal(f.sm_bytes, 0);
+    /* conflicts that cost nothing cannot reveal the banks: unknown, not a guess */
+    rc = discover_with("{\"banks\": 32, \"bank_bytes\": 4, \"transfer_bytes\": 128, "
+                       "\"broadcast\": true, \"latency_cycles\": 30, \"conflict_cycles\": 0}",
+                       &f);
+    assert_int_equal(rc, GX_EUNSURE);
+    assert_int_equal(f.banks, 0);
+    assert_int_equal(f.bank_bytes, 0);
+    assert_int_equal(f.broadcast, -1);
+    assert_true(isnan(f.conflict_cycles));
+    assert_true(fabs(f.latency_cycles - 30) < 0.5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classic_tile),
+        cmocka_unit_test(test_wide_banks_and_masks),
+        cmocka_unit_test(test_stats_per_sm),
+        cmocka_unit_test(test_section_round_trip),
+        cmocka_unit_test(test_section_rules),
+        cmocka_unit_test(test_generator_draws),
+        cmocka_unit_test(test_discovery_exact_and_unknown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
