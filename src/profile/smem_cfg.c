@@ -9,6 +9,8 @@
  * - JSON null or an absent key means "not established" (0 / NaN / -1). */
 #include "gpuxray/smem.h"
 
+#include "gpuxray/bits.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,11 +36,6 @@ void gx_smem_cfg_default(gx_smem_cfg *c)
     c->conflict_cycles = 2;
     c->block_bytes = 48u << 10;
     c->sm_bytes = 64u << 10;
-}
-
-static int is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
 }
 
 static int rd_uint(const json_t *o, const char *key, uint64_t max, uint64_t *out, gx_msg *msg)
@@ -145,12 +142,12 @@ int gx_smem_cfg_validate(const gx_smem_cfg *c, int require_model, gx_msg *msg)
 {
     if (!c->present)
         return require_model ? gx_fail(msg, GX_ECONFIG, "smem: section required") : GX_OK;
-    if (c->banks && (!is_pow2(c->banks) || c->banks > GX_SMEM_MAX_BANKS))
+    if (c->banks && (!gx_is_pow2_u64(c->banks) || c->banks > GX_SMEM_MAX_BANKS))
         return gx_fail(msg, GX_ECONFIG, "smem.banks: %u is not a power of two in 1..%d",
                        c->banks, GX_SMEM_MAX_BANKS);
     if (c->bank_bytes && c->bank_bytes != 4 && c->bank_bytes != 8 && c->bank_bytes != 16)
         return gx_fail(msg, GX_ECONFIG, "smem.bank_bytes: %u is not 4, 8 or 16", c->bank_bytes);
-    if (c->transfer_bytes && (!is_pow2(c->transfer_bytes) || c->transfer_bytes < GX_SMEM_MAX_WIDTH ||
+    if (c->transfer_bytes && (!gx_is_pow2_u64(c->transfer_bytes) || c->transfer_bytes < GX_SMEM_MAX_WIDTH ||
                               c->transfer_bytes > GX_SMEM_MAX_TRANSFER))
         return gx_fail(msg, GX_ECONFIG,
                        "smem.transfer_bytes: %u is not a power of two in %d..%d (one 128-bit "
