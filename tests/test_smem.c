@@ -211,6 +211,92 @@ static void test_generator_draws(void **state)
     assert_true(bytes8 > 50 && bc_off > 20 && half > 20 && warp > 20);
 }
 
+static void test_trace_records_grouped(void **state)
+{
+    (void)state;
+    gx_smem_cfg c;
+    gx_smem_cfg_default(&c);
+    gx_smem *s = NULL;
+    assert_int_equal(gx_smem_new(&c, 2, &s, NULL), GX_OK);
+    /* a column of a 32 x 32 float tile, lanes given, SM 1's records in between */
+    for (uint32_t i = 0; i < 32; i++) {
+        assert_int_equal(gx_smem_record(s, 0, 7, i, 0, (uint64_t)i * 128, 4, NULL), GX_OK);
+        if (i == 10)
+            assert_int_equal(gx_smem_record(s, 1, 7, 0, 1, 0, 4, NULL), GX_OK);
+    }
+    /* no lanes given (all 0): lanes in record order; a different warp id closes */
+    for (uint32_t i = 0; i < 32; i++)
+        assert_int_equal(gx_smem_record(s, 0, 8, 0, 0, (uint64_t)i * 132, 4, NULL), GX_OK);
+    gx_smem_stats st;
+    gx_smem_get_stats(s, 0, &st); /* the open instruction counts as closed */
+    assert_int_equal(st.accesses, 2);
+    assert_int_equal(st.by_degree[32], 1);
+    assert_int_equal(st.by_degree[1], 1);
+    assert_int_equal(st.lanes, 64);
+    /* warp 0: an instruction alone; a 33rd lane opens the next; oversize counted */
+    assert_int_equal(gx_smem_record(s, 1, 0, 3, 0, 0, 32, NULL), GX_OK);
+    gx_smem_flush(s);
+    gx_smem_get_stats(s, 1, &st);
+    assert_int_equal(st.accesses, 2);
+    assert_int_equal(st.writes, 1);
+    assert_int_equal(gx_smem_oversize(s), 1);
+    gx_smem_get_stats(s, UINT32_MAX, &st);
+    assert_int_equal(st.accesses, 4);
+    assert_true(fabs(st.cycles - (92 + 30 + 30 + 30)) < 1e-9);
+    gx_msg m;
+    assert_int_equal(gx_smem_record(s, 2, 1, 0, 0, 0, 4, &m), GX_ERANGE);
+    assert_int_equal(gx_smem_record(s, 0, 1, 0, 0, 0, 0, &m), GX_EINVAL);
+    char buf[2048];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_non_null(f);
+    assert_int_equal(gx_smem_write_json(s, f), GX_OK);
+    fclose(f);
+    json_error_t je;
+    json_t *o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    assert_int_equal(json_integer_value(json_object_get(o, "accesses")), 4);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "by_degree"), "32")), 1);
+    json_decref(o);
+    gx_smem_free(s);
+}
+
+static void test_tile_advice(void **state)
+{
+    (void)state;
+    gx_smem_cfg c;
+    gx_smem_cfg_default(&c);
+    gx_smem_tile t;
+    gx_smem_tile_advice a;
+    assert_int_equal(gx_smem_tile_parse("32x32,elem=4", &t, NULL), GX_OK);
+    assert_int_equal(gx_smem_tile_advise(&c, &t, &a, NULL), GX_OK);
+    assert_int_equal(a.before[0].max_degree, 1);
+    assert_int_equal(a.before[1].max_degree, 32); /* the classic transposed read */
+    assert_int_equal(a.best_pad, 1);               /* ... and the classic 32 x 33 fix */
+    assert_int_equal(a.after[1].max_degree, 1);
+    assert_true(fabs(a.saved_cycles - 32 * 62) < 1e-9);
+    assert_int_equal(a.extra_bytes, 32 * 4);
+    /* 64-bit elements: one element of padding leaves the two transfers the width needs */
+    assert_int_equal(gx_smem_tile_parse("32x32,elem=8,read=col", &t, NULL), GX_OK);
+    assert_int_equal(gx_smem_tile_advise(&c, &t, &a, NULL), GX_OK);
+    assert_int_equal(a.before[1].max_degree, 32);
+    assert_int_equal(a.best_pad, 1);
+    assert_int_equal(a.after[1].transfers, 2 * a.after[1].warp_accesses);
+    assert_int_equal(a.before[0].warp_accesses, 0); /* the row read was not asked */
+    /* a pitch that is conflict-free already needs nothing */
+    assert_int_equal(gx_smem_tile_parse("32x32,elem=4,pad=1", &t, NULL), GX_OK);
+    assert_int_equal(gx_smem_tile_advise(&c, &t, &a, NULL), GX_OK);
+    assert_int_equal(a.best_pad, 1);
+    assert_int_equal(a.extra_bytes, 0);
+    assert_true(a.saved_cycles == 0);
+    static const char *bad[] = {"32", "0x4,elem=4", "32x32", "32x32,elem=3x", "32x32,elem=32",
+                                "32x32,elem=4,read=diag", "4096x8192,elem=4", "x32,elem=4"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gx_msg m;
+        assert_int_not_equal(gx_smem_tile_parse(bad[i], &t, &m), GX_OK);
+        assert_non_null(strstr(m.text, "--smem-tile"));
+    }
+}
+
 /* Discover the smem section of seed-ampere with `smem` replaced by section. */
 static int discover_with(const char *section, gx_smem_cfg *found_cfg)
 {
@@ -274,6 +360,8 @@ int main(void)
         cmocka_unit_test(test_section_rules),
         cmocka_unit_test(test_generator_draws),
         cmocka_unit_test(test_discovery_exact_and_unknown),
+        cmocka_unit_test(test_trace_records_grouped),
+        cmocka_unit_test(test_tile_advice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@
 #define GPUXRAY_SMEM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpuxray/error.h"
 #include "gpuxray/profile.h"
@@ -123,5 +124,59 @@ int gx_smem_access(gx_smem *s, uint32_t sm, int is_write, const uint32_t addr[GX
 /* Statistics of one SM, or of all SMs (sm == UINT32_MAX). */
 void gx_smem_get_stats(const gx_smem *s, uint32_t sm, gx_smem_stats *out);
 const gx_smem_cfg *gx_smem_get_cfg(const gx_smem *s);
+/* A model from a profile's section (the default shared memory when the
+ * profile has none), for sm_count = device.sm_count. */
+int gx_smem_new_from_profile(const gx_profile *p, gx_smem **out, gx_msg *msg);
+
+/* ---- trace records (smem_trace.c) ---- */
+
+/* One lane's shared-memory record (gx_trace_rec: SR / SW): grouped with the
+ * SM's open warp instruction when warp != 0 and it continues it (same warp
+ * id and op), else the open one is costed and a new one opens; warp 0 is
+ * an instruction alone. size 1..; above 16 bytes counted as oversize and
+ * modelled as 16. */
+int gx_smem_record(gx_smem *s, uint32_t sm, uint32_t warp, uint32_t lane, int is_write,
+                   uint64_t addr, uint32_t size, gx_msg *msg);
+/* Cost every SM's open instruction (the end of a trace). */
+void gx_smem_flush(gx_smem *s);
+uint64_t gx_smem_oversize(const gx_smem *s);
+/* The statistics of all SMs: a text block / one JSON object (no newline). */
+int gx_smem_write_text(const gx_smem *s, FILE *f);
+int gx_smem_write_json(const gx_smem *s, FILE *f);
+
+/* ---- advice for a shared-memory tile (smem_tile.c) ---- */
+
+#define GX_SMEM_READ_ROW 1u /* lanes read consecutive elements of a row */
+#define GX_SMEM_READ_COL 2u /* transposed: lanes read consecutive elements of a column */
+
+typedef struct gx_smem_tile {
+    uint32_t rows, cols;   /* H x W elements, row-major */
+    uint32_t elem_bytes;   /* 1..16 (one lane's load) */
+    uint32_t reads;        /* GX_SMEM_READ_* */
+    int pad;               /* elements after each row as given (-1: none given: 0) */
+} gx_smem_tile;
+
+typedef struct gx_smem_tile_read {
+    uint64_t warp_accesses, transfers;
+    uint32_t max_degree;
+    double cycles;         /* the whole tile read in this order */
+} gx_smem_tile_read;
+
+typedef struct gx_smem_tile_advice {
+    gx_smem_tile tile;
+    uint32_t pad_given, best_pad;
+    gx_smem_tile_read before[2], after[2]; /* [0] row read, [1] transposed; zero when not asked */
+    double before_cycles, after_cycles, saved_cycles;
+    uint64_t extra_bytes;  /* shared memory the padding adds */
+} gx_smem_tile_advice;
+
+/* "HxW,elem=B[,read=row|col|transposed|both][,pad=N]"; messages name the part. */
+int gx_smem_tile_parse(const char *spec, gx_smem_tile *t, gx_msg *msg);
+/* The reads at the given pad and at the best pad (the smallest with the
+ * fewest cycles over the asked reads). */
+int gx_smem_tile_advise(const gx_smem_cfg *cfg, const gx_smem_tile *t, gx_smem_tile_advice *a,
+                        gx_msg *msg);
+int gx_smem_tile_write_text(const gx_smem_cfg *cfg, const gx_smem_tile_advice *a, FILE *f);
+int gx_smem_tile_write_json(const gx_smem_tile_advice *a, FILE *f);
 
 #endif

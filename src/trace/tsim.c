@@ -11,6 +11,9 @@
  * - Total cycles are the sum of the accesses' latencies (one after another,
  *   each waiting for the previous), a latency-bound estimate; not a model of
  *   memory-level parallelism or bandwidth.
+ * - Shared-memory records (SR / SW) run the bank model (smem.h) on their own
+ *   statistics (warp accesses, conflicts by degree, cycles), apart from the
+ *   global accesses' totals.
  *
  * Notes:
  * - A 64-entry direct-mapped cache of page translations sits in front of
@@ -39,6 +42,7 @@
 
 #include "gpuxray/l2.h"
 #include "gpuxray/placement.h"
+#include "gpuxray/smem.h"
 #include "gpuxray/trace.h"
 
 #define XLATE_ENTRIES 64
@@ -59,10 +63,14 @@ struct gx_tsim {
     uint8_t xl_valid[XLATE_ENTRIES];
     /* stats */
     uint64_t accesses, op_count[3], bytes, l2_accesses;
-    uint64_t other_count[GX_TRACE_OPS - 3]; /* SR, SW, MAP, INV: counted, not modelled here */
+    uint64_t other_count[GX_TRACE_OPS - 3]; /* SR, SW, MAP, INV: counted */
+    gx_smem *smem;        /* shared memory (SR / SW records); NULL: not modelled */
+    char smem_note[256];  /* why not */
     double total_cycles, min_cycles, max_cycles;
     uint64_t *hist;
 };
+
+static void smem_open(gx_tsim *s, const gx_profile *p); /* shared memory, below */
 
 void gx_tsim_defaults(const gx_profile *p, gx_tsim_cfg *c)
 {
@@ -109,6 +117,7 @@ int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg
         gx_tsim_free(s);
         return rc;
     }
+    smem_open(s, p);
     *out = s;
     return GX_OK;
 }
@@ -117,6 +126,7 @@ void gx_tsim_free(gx_tsim *s)
 {
     if (!s)
         return;
+    gx_smem_free(s->smem);
     gx_l2_free(s->l2);
     gx_placement_free(s->pl);
     free(s->hist);
@@ -169,13 +179,37 @@ static __attribute__((noinline)) double extra_sectors(gx_tsim *s, const gx_trace
     return lat;
 }
 
+/* ---- shared memory: the bank model (smem.h) runs SR / SW records ----
+ * The one place the trace simulator joins the shared-memory model: lanes
+ * grouped into warp instructions by the model (gx_smem_record), costed per
+ * SM. A profile whose smem section cannot run the model (null fields)
+ * leaves shared records counted only, with the reason in the output. */
+static void smem_open(gx_tsim *s, const gx_profile *p)
+{
+    gx_msg m;
+    gx_msg_clear(&m);
+    if (gx_smem_new_from_profile(p, &s->smem, &m) != GX_OK)
+        snprintf(s->smem_note, sizeof s->smem_note, "%.200s", m.text);
+}
+
+static void smem_record(gx_tsim *s, const gx_trace_rec *r)
+{
+    if (!s->smem)
+        return;
+    uint32_t sm = r->sm < s->sm_count ? r->sm : r->sm % s->sm_count;
+    (void)gx_smem_record(s->smem, sm, r->warp, r->lane, r->op == GX_TRACE_SHARED_WRITE, r->addr,
+                         r->size ? r->size : 1, NULL);
+}
+
 /* A record the L2 path does not model (shared memory, MAP, INVALIDATE):
- * counted only. Shared memory and translation are modelled by their own
- * modules; until they run here, these records do not touch the L2. */
+ * counted; shared records go to the bank model. Translation is modelled by
+ * its own module; until it runs here, MAP / INV records do not touch the L2. */
 static __attribute__((noinline)) void other_record(gx_tsim *s, const gx_trace_rec *r)
 {
     if (r->op >= GX_TRACE_SHARED_READ && r->op < GX_TRACE_OPS)
         s->other_count[r->op - GX_TRACE_SHARED_READ]++;
+    if (r->op == GX_TRACE_SHARED_READ || r->op == GX_TRACE_SHARED_WRITE)
+        smem_record(s, r);
 }
 
 /* The run loop, specialised on prefetching (pf is a constant in each copy).
@@ -406,12 +440,18 @@ int gx_tsim_write_json(const gx_tsim *s, FILE *f)
             (unsigned long long)st.accesses, (unsigned long long)st.reads,
             (unsigned long long)st.writes, (unsigned long long)st.atomics,
             (unsigned long long)st.bytes, (unsigned long long)st.l2_accesses);
-    if (st.shared_reads || st.shared_writes || st.maps || st.invalidations)
+    uint64_t sr = s->smem ? 0 : st.shared_reads, sw = s->smem ? 0 : st.shared_writes;
+    if (sr || sw || st.maps || st.invalidations)
         fprintf(f,
                 "  \"ignored\": {\"shared_reads\": %llu, \"shared_writes\": %llu, \"maps\": %llu, "
                 "\"invalidations\": %llu},\n",
-                (unsigned long long)st.shared_reads, (unsigned long long)st.shared_writes,
+                (unsigned long long)sr, (unsigned long long)sw,
                 (unsigned long long)st.maps, (unsigned long long)st.invalidations);
+    if (s->smem && (st.shared_reads || st.shared_writes)) {
+        fprintf(f, "  \"smem\": ");
+        gx_smem_write_json(s->smem, f);
+        fprintf(f, ",\n");
+    }
     fprintf(f, "  \"l2\": {\n    \"near\": ");
     json_level(f, &st, GX_L2_NEAR);
     fprintf(f, ",\n    \"far\": ");
@@ -543,11 +583,13 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
             (unsigned long long)st.accesses, (unsigned long long)st.reads,
             (unsigned long long)st.writes, (unsigned long long)st.atomics,
             (unsigned long long)st.bytes, (unsigned long long)st.l2_accesses);
-    if (st.shared_reads || st.shared_writes || st.maps || st.invalidations)
+    uint64_t sr = s->smem ? 0 : st.shared_reads, sw = s->smem ? 0 : st.shared_writes;
+    if (sr || sw || st.maps || st.invalidations)
         fprintf(f, "ignored  %llu SR, %llu SW, %llu MAP, %llu INV records (not modelled by this "
-                   "run)\n",
-                (unsigned long long)st.shared_reads, (unsigned long long)st.shared_writes,
-                (unsigned long long)st.maps, (unsigned long long)st.invalidations);
+                   "run)%s%s\n",
+                (unsigned long long)sr, (unsigned long long)sw,
+                (unsigned long long)st.maps, (unsigned long long)st.invalidations,
+                s->smem_note[0] && (sr || sw) ? ": " : "", (sr || sw) ? s->smem_note : "");
     text_level(f, nf ? "L2 near" : "L2", &st, GX_L2_NEAR);
     if (nf)
         text_level(f, "L2 far", &st, GX_L2_FAR);
@@ -558,5 +600,7 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
     fprintf(f, "cycles   total %.0f, per access %.2f (latency-bound: accesses one after "
                "another)\n",
             st.total_cycles, st.accesses ? st.total_cycles / (double)st.accesses : 0);
+    if (s->smem && (st.shared_reads || st.shared_writes))
+        gx_smem_write_text(s->smem, f);
     return ferror(f) ? GX_EIO : GX_OK;
 }

@@ -14,15 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smem_internal.h"
+
 /* A lane's access of up to 16 bytes, unaligned, touches at most 5 words of 4 B. */
 #define MAX_WORDS_PER_LANE (GX_SMEM_MAX_WIDTH / 4 + 1)
 #define MAX_GROUP_WORDS (GX_SMEM_LANES * MAX_WORDS_PER_LANE)
 
-struct gx_smem {
-    gx_smem_cfg cfg;
-    uint32_t sm_count;
-    gx_smem_stats *per_sm;
-};
 
 static int check_geometry(const gx_smem_cfg *c, gx_msg *msg)
 {
@@ -116,7 +113,10 @@ int gx_smem_new(const gx_smem_cfg *cfg, uint32_t sm_count, gx_smem **out, gx_msg
     if (sm_count == 0)
         return gx_fail(msg, GX_EINVAL, "smem: sm_count is 0");
     gx_smem *s = calloc(1, sizeof *s);
-    if (!s || !(s->per_sm = calloc(sm_count, sizeof *s->per_sm))) {
+    if (!s || !(s->per_sm = calloc(sm_count, sizeof *s->per_sm)) ||
+        !(s->pending = calloc(sm_count, sizeof *s->pending))) {
+        if (s)
+            free(s->per_sm);
         free(s);
         return gx_fail(msg, GX_ENOMEM, "smem: out of memory for %u SMs", sm_count);
     }
@@ -131,6 +131,7 @@ void gx_smem_free(gx_smem *s)
     if (!s)
         return;
     free(s->per_sm);
+    free(s->pending);
     free(s);
 }
 
@@ -175,19 +176,57 @@ static void add_stats(gx_smem_stats *a, const gx_smem_stats *b)
     a->cycles += b->cycles;
 }
 
+/* One SM's statistics with its open trace instruction (if any) counted as
+ * if it had been closed now: reading statistics never changes the model. */
+static void sm_stats(const gx_smem *s, uint32_t sm, gx_smem_stats *out)
+{
+    *out = s->per_sm[sm];
+    const gx_smem_pending *p = &s->pending[sm];
+    gx_smem_cost c;
+    if (!p->active || gx_smem_warp_cost(&s->cfg, p->addr, p->active, p->width, &c, NULL) != GX_OK)
+        return;
+    gx_smem_stats one;
+    memset(&one, 0, sizeof one);
+    one.accesses = 1;
+    one.reads = !p->is_write;
+    one.writes = p->is_write != 0;
+    one.lanes = c.lanes;
+    one.transfers = c.transfers;
+    one.conflicted = c.degree >= 2;
+    const size_t last = sizeof one.by_degree / sizeof one.by_degree[0] - 1;
+    one.by_degree[c.degree < last ? c.degree : last] = 1;
+    one.cycles = c.cycles;
+    add_stats(out, &one);
+}
+
 void gx_smem_get_stats(const gx_smem *s, uint32_t sm, gx_smem_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (sm != UINT32_MAX) {
         if (sm < s->sm_count)
-            *out = s->per_sm[sm];
+            sm_stats(s, sm, out);
         return;
     }
-    for (uint32_t i = 0; i < s->sm_count; i++)
-        add_stats(out, &s->per_sm[i]);
+    gx_smem_stats one;
+    for (uint32_t i = 0; i < s->sm_count; i++) {
+        sm_stats(s, i, &one);
+        add_stats(out, &one);
+    }
 }
 
 const gx_smem_cfg *gx_smem_get_cfg(const gx_smem *s)
 {
     return &s->cfg;
+}
+
+int gx_smem_new_from_profile(const gx_profile *p, gx_smem **out, gx_msg *msg)
+{
+    *out = NULL;
+    gx_smem_cfg c;
+    int rc = gx_smem_cfg_from_profile(p, &c, msg);
+    if (rc != GX_OK)
+        return rc;
+    if (!c.present)
+        gx_smem_cfg_default(&c);
+    return gx_smem_new(&c, p->device.sm_count ? p->device.sm_count : 1, out, msg);
 }
