@@ -31,9 +31,9 @@
  *   profile only when every remaining candidate agrees on it; otherwise it
  *   stays unknown.
  *
- * Notes: needs no other stage (it touches neither the arena nor L2). The
- * measured 32-bit cost-versus-stride curve is kept in the stage's data for
- * the report (and the H200 model check). */
+ * Notes: needs no other stage (it touches neither the arena nor L2). When
+ * discovery records, the measured 32-bit cost-versus-stride curve and the
+ * k-way sweep go into the data series "smem" (the report draws the curve). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -500,6 +500,37 @@ static void report_api(gx_infer *ctx, gx_smem_cfg *out)
                      out->sm_bytes != 0);
 }
 
+/* ---- raw data for the report (discover --data / --report: smem.json) ---- */
+
+/* Series "smem": points = the 32-bit cost-versus-stride curve (all 32
+ * lanes, lane i at i x stride; cycles per access at SMEM_REPS reps, the
+ * measured transfers), kway = the k-way sweep, and the fitted costs. */
+static void record_data(smem_state *st, double latency)
+{
+    gx_infer *ctx = st->ctx;
+    if (!infer_recording(ctx))
+        return;
+    for (int j = 0; j < st->n_pats; j++) {
+        const pattern *p = &st->pats[j];
+        if (!p->stride)
+            continue;
+        json_t *o = json_object();
+        json_object_set_new(o, "stride_bytes", json_integer(p->stride));
+        json_object_set_new(o, "cycles", infer_json_num(p->cost));
+        json_object_set_new(o, "transfers", infer_json_num(p->transfers));
+        infer_data_append(ctx, "smem", "points", o);
+    }
+    for (uint32_t k = 1; k <= GX_SMEM_LANES; k++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "lanes", json_integer(k));
+        json_object_set_new(o, "cycles", infer_json_num(st->degree_cost[k]));
+        infer_data_append(ctx, "smem", "kway", o);
+    }
+    infer_data_set(ctx, "smem", "latency_cycles", infer_json_num(latency));
+    infer_data_set(ctx, "smem", "conflict_cycles", infer_json_num(st->slope));
+    infer_data_set(ctx, "smem", "reps", json_integer(SMEM_REPS));
+}
+
 /* ---- the stage ------------------------------------------------------------ */
 
 /* Latency by differences of R, 2R and 4R reps (the clock pair's overhead
@@ -621,6 +652,7 @@ int gx_stage_smem(gx_infer *ctx)
         agree(&st, &a);
     }
     report_geometry(&st, &a, &out);
+    record_data(&st, latency);
     rc = gx_smem_cfg_to_profile(ctx->out, &out, ctx->msg);
     infer_progress(ctx, "smem: %u banks x %u B, %.1f + %.2f cycles per extra transfer", a.banks,
                    a.bank_bytes, latency, st.slope);
