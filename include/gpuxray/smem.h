@@ -168,6 +168,7 @@ typedef struct gx_smem_tile_advice {
     gx_smem_tile_read before[2], after[2]; /* [0] row read, [1] transposed; zero when not asked */
     double before_cycles, after_cycles, saved_cycles;
     uint64_t extra_bytes;  /* shared memory the padding adds */
+    uint32_t contiguous_transfers; /* 32 lanes on consecutive elements: the width's least */
 } gx_smem_tile_advice;
 
 /* "HxW,elem=B[,read=row|col|transposed|both][,pad=N]"; messages name the part. */

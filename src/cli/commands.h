@@ -30,5 +30,6 @@ int gx_cmd_trace(int argc, char **argv);     /* src/cli/cmd_trace.c */
 int gx_cmd_holdout(int argc, char **argv);   /* src/cli/cmd_holdout.c */
 int gx_cmd_genprofile(int argc, char **argv);/* src/cli/cmd_holdout.c */
 int gx_cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c */
+int gx_cmd_advise_smem(int argc, char **argv); /* src/cli/cmd_advise_smem.c: advise --smem-tile */
 
 #endif

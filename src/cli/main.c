@@ -26,6 +26,8 @@ static void usage(FILE *f)
             "  gpuxray gen-profile --seed N [-o OUT.json]     a random valid hidden profile\n"
             "  gpuxray holdout [--count N] [--seed N]         discovery on N hidden profiles\n"
             "  gpuxray report P.json [--data DIR] [-o report.html]   HTML + .md + .json report\n"
+            "  gpuxray advise --profile P.json --smem-tile HxW,elem=B[,read=row|col|both][,pad=N] [--json]\n"
+            "                                     shared-memory tile: bank conflicts, padding\n"
             "\n"
             "exit codes: 0 ok, 1 check failed or mismatch, 2 bad usage or input, 3 target unavailable\n",
             GX_VERSION);
@@ -129,6 +131,7 @@ int main(int argc, char **argv)
         {"trace", gx_cmd_trace},       {"holdout", gx_cmd_holdout},
         {"gen-profile", gx_cmd_genprofile},
         {"report", gx_cmd_report},
+        {"advise", gx_cmd_advise_smem}, /* the --smem-tile form (cmd_advise_smem.c) */
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))

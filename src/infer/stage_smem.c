@@ -12,7 +12,9 @@
  * - conflict cost: k lanes (k = 1..32) on words SMEM_SAME_BANK_STRIDE apart
  *   (the same bank under every candidate geometry: a k-way conflict); the
  *   slope of cost over k - 1 (least squares, one refit without outliers)
- *   is the cost of each transfer after the first.
+ *   is the cost of each transfer after the first; a point still off the
+ *   line (1 cycle or 10%) after being measured again means the linear
+ *   model does not fit: the cost stays out of the profile.
  * - transfers of any pattern = 1 + (cost - cost of one lane of the same
  *   width) / slope. Patterns: 32-bit accesses at every stride 4..256 B and
  *   powers of two to 2 KiB (the cost-versus-stride curve), broadcast (all
@@ -236,8 +238,9 @@ static int off_line(double dk, uint32_t k, double slope)
 
 /* The k-way sweep: slope (cycles per extra transfer) and the per-degree
  * costs; points off the line are measured again (more repeats) before the
- * final fit, whose largest relative deviation is *max_dev. */
-static int conflict_sweep(smem_state *st, double *max_dev)
+ * final fit. *n_off = points still off it, *max_dev = the largest
+ * deviation from it in cycles. */
+static int conflict_sweep(smem_state *st, int *n_off, double *max_dev)
 {
     double d[GX_SMEM_LANES + 1];
     int use[GX_SMEM_LANES + 1], rc;
@@ -266,11 +269,11 @@ static int conflict_sweep(smem_state *st, double *max_dev)
             break;
     }
     *max_dev = 0;
+    *n_off = 0;
     for (uint32_t k = 2; k <= GX_SMEM_LANES; k++) {
-        double pred = (k - 1.0) * slope;
-        double dev = fabs(d[k] - pred) / fmax(pred, 1e-9);
-        if (dev > *max_dev)
-            *max_dev = dev;
+        double dev = fabs(d[k] - (k - 1.0) * slope);
+        *max_dev = fmax(*max_dev, dev);
+        *n_off += off_line(d[k], k, slope);
     }
     st->slope = slope;
     return GX_OK;
@@ -463,7 +466,8 @@ static void report_geometry(smem_state *st, const agreed *a, gx_smem_cfg *out)
                      m, a->broadcast < 0 ? 0 : conf, a->broadcast >= 0);
 }
 
-static void report_costs(smem_state *st, double latency, double max_dev, gx_smem_cfg *out)
+static void report_costs(smem_state *st, double latency, int n_off, double max_dev,
+                         gx_smem_cfg *out)
 {
     gx_infer *ctx = st->ctx;
     char v[32], m[128];
@@ -476,10 +480,11 @@ static void report_costs(smem_state *st, double latency, double max_dev, gx_smem
         gx_profile_set_confidence(ctx->out, "smem.latency_cycles", lconf);
     infer_report_row(ctx, "smem.latency_cycles", v, m, lconf, isfinite(latency));
     const double *d = st->degree_cost;
-    snprintf(m, sizeof m, "k-way slope; 2/4/8/16/32-way +%.1f/+%.1f/+%.1f/+%.1f/+%.1f (dev %.0f%%)",
-             d[2] - d[1], d[4] - d[1], d[8] - d[1], d[16] - d[1], d[32] - d[1], 100 * max_dev);
+    snprintf(m, sizeof m,
+             "k-way slope; 2/4/8/16/32-way +%.1f/+%.1f/+%.1f/+%.1f/+%.1f (%d off the line, max %.1f)",
+             d[2] - d[1], d[4] - d[1], d[8] - d[1], d[16] - d[1], d[32] - d[1], n_off, max_dev);
     int ok = st->slope >= SMEM_MIN_CONFLICT_CYCLES;
-    double conf = !ok ? 0 : max_dev <= SMEM_LINEAR_TOL ? 0.99 : 0.8;
+    double conf = !ok ? 0 : n_off == 0 ? 0.99 : 0.8; /* not linear: the model does not fit */
     snprintf(v, sizeof v, ok ? "%.2f" : "?", st->slope);
     out->conflict_cycles = conf >= 0.9 ? round(st->slope * 100) / 100 : NAN;
     if (conf >= 0.9)
@@ -632,12 +637,13 @@ int gx_stage_smem(gx_infer *ctx)
     gx_smem_cfg_clear(&out);
     out.present = 1;
     double latency = NAN, max_dev = 0;
+    int n_off = 0;
     int rc = warm_and_base(&st, &latency);
     if (rc == GX_OK)
-        rc = conflict_sweep(&st, &max_dev);
+        rc = conflict_sweep(&st, &n_off, &max_dev);
     if (rc != GX_OK)
         return rc;
-    report_costs(&st, latency, max_dev, &out);
+    report_costs(&st, latency, n_off, max_dev, &out);
     report_api(ctx, &out);
     agreed a;
     memset(&a, 0, sizeof a);

@@ -157,6 +157,13 @@ int gx_smem_tile_advise(const gx_smem_cfg *c, const gx_smem_tile *t, gx_smem_til
         }
     }
     a->saved_cycles = a->before_cycles - a->after_cycles;
+    uint32_t addr[GX_SMEM_LANES];
+    for (uint32_t i = 0; i < GX_SMEM_LANES; i++)
+        addr[i] = i * t->elem_bytes;
+    gx_smem_cost k;
+    if ((rc = gx_smem_warp_cost(c, addr, UINT32_MAX, t->elem_bytes, &k, msg)) != GX_OK)
+        return rc;
+    a->contiguous_transfers = k.transfers;
     a->extra_bytes = (uint64_t)t->rows * (a->best_pad > a->pad_given ? a->best_pad - a->pad_given : 0) *
                      t->elem_bytes;
     return GX_OK;
@@ -179,6 +186,8 @@ int gx_smem_tile_write_text(const gx_smem_cfg *c, const gx_smem_tile_advice *a, 
                "lane groups, broadcast %s)\n",
             t->rows, t->cols, t->elem_bytes, c->banks, c->bank_bytes, c->transfer_bytes,
             c->broadcast ? "on" : "off");
+    fprintf(f, "  (32 lanes on consecutive elements take %u transfer%s: the least this width allows)\n",
+            a->contiguous_transfers, a->contiguous_transfers == 1 ? "" : "s");
     text_read(f, "row read", a->pad_given, &a->before[0]);
     text_read(f, "transposed", a->pad_given, &a->before[1]);
     if (a->best_pad == a->pad_given) {
@@ -218,7 +227,9 @@ int gx_smem_tile_write_json(const gx_smem_tile_advice *a, FILE *f)
     json_read(f, &a->after[0]);
     fprintf(f, ", \"transposed\": ");
     json_read(f, &a->after[1]);
-    fprintf(f, ", \"cycles\": %.3f}, \"saved_cycles\": %.3f, \"extra_bytes\": %llu}", a->after_cycles,
-            a->saved_cycles, (unsigned long long)a->extra_bytes);
+    fprintf(f, ", \"cycles\": %.3f}, \"saved_cycles\": %.3f, \"extra_bytes\": %llu, "
+               "\"contiguous_transfers\": %u}",
+            a->after_cycles, a->saved_cycles, (unsigned long long)a->extra_bytes,
+            a->contiguous_transfers);
     return ferror(f) ? GX_EIO : GX_OK;
 }
