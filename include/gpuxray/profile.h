@@ -151,6 +151,20 @@ typedef struct gx_tlb_cfg {
     } coalescer;
 } gx_tlb_cfg;
 
+/* The shared memory's banks: the "smem" section (docs/smem.md has the model
+ * and docs/profile-format.md the fields). Absent: 0, NaN, broadcast -1. */
+typedef struct gx_smem_cfg {
+    int present;              /* 0: no (or a null) smem section */
+    uint32_t banks;           /* power of two, 1..256 */
+    uint32_t bank_bytes;      /* 4, 8 or 16 */
+    uint32_t transfer_bytes;  /* lanes served in groups of transfer_bytes / width; 16..512 */
+    int broadcast;            /* 1 / 0; -1 absent */
+    double latency_cycles;    /* conflict-free warp access, dependent chain */
+    double conflict_cycles;   /* each transfer after the first */
+    uint64_t block_bytes;     /* shared memory one block may use (API, opt-in) */
+    uint64_t sm_bytes;        /* shared memory of one SM (API) */
+} gx_smem_cfg;
+
 typedef struct gx_profile {
     char name[128];
     struct {
@@ -209,6 +223,7 @@ typedef struct gx_profile {
         uint64_t frames_seed;
     } sim;
     gx_tlb_cfg tlb; /* present == 0: no translation (the default) */
+    gx_smem_cfg smem;   /* shared memory banks (smem.h: the model) */
     void *doc; /* json_t * of the loaded document (unknown fields); may be NULL */
 } gx_profile;
 

@@ -40,25 +40,14 @@
 #define GX_SMEM_MAX_BANK_BYTES 16
 #define GX_SMEM_MAX_TRANSFER (GX_SMEM_LANES * GX_SMEM_MAX_WIDTH) /* 512: the whole warp */
 
-typedef struct gx_smem_cfg {
-    int present;              /* 0: the profile has no (or a null) smem section */
-    uint32_t banks;           /* power of two, 1..256 */
-    uint32_t bank_bytes;      /* 4, 8 or 16 */
-    uint32_t transfer_bytes;  /* power of two, 16 .. 512 (512: the whole warp at every width) */
-    int broadcast;            /* 1 / 0; -1 absent */
-    double latency_cycles;    /* conflict-free warp access, dependent chain */
-    double conflict_cycles;   /* each transfer after the first */
-    uint64_t block_bytes;     /* shared memory one block may use (API, opt-in) */
-    uint64_t sm_bytes;        /* shared memory of one SM (API) */
-} gx_smem_cfg;
+/* gx_smem_cfg (the section) is defined in profile.h, as gx_profile.smem. */
 
-/* ---- the profile section (JSON "smem"; kept in the profile's document) ---- */
+/* ---- the profile section (gx_profile.smem; rows of the field table) ---- */
 
-/* cfg from p's "smem" object; absent or null gives present = 0. Errors name
- * the field ("smem.banks: ..."). The section is validated. */
+/* cfg = p's smem section (present = 0 when absent), checked by
+ * gx_smem_cfg_validate(cfg, 0). */
 int gx_smem_cfg_from_profile(const gx_profile *p, gx_smem_cfg *cfg, gx_msg *msg);
-/* Write cfg as p's "smem" object (present = 0 removes it); absent fields
- * are written as null. */
+/* p's smem section = cfg (present = 0 removes it). */
 int gx_smem_cfg_to_profile(gx_profile *p, const gx_smem_cfg *cfg, gx_msg *msg);
 /* Rules: ranges and powers of two above; complete (every model field) when
  * require_model. Messages name the field and the rule. */

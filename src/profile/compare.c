@@ -169,6 +169,18 @@ static void cmp_policy(gx_compare_result *r, const char *field, const char *t, c
         row->verdict = GX_VERDICT_MATCH;
 }
 
+static void cmp_bool(gx_compare_result *r, const char *field, int t, int f)
+{
+    if (t < 0)
+        return;
+    gx_compare_row *row = gx_cmp_add_row(r, field);
+    if (!row)
+        return;
+    snprintf(row->truth, sizeof row->truth, "%s", t ? "true" : "false");
+    snprintf(row->found, sizeof row->found, "%s", f < 0 ? "-" : f ? "true" : "false");
+    row->verdict = f < 0 ? GX_VERDICT_MISSING : t == f ? GX_VERDICT_MATCH : GX_VERDICT_MISMATCH;
+}
+
 static void cmp_enum(gx_compare_result *r, const char *field, const gx_field *fd, int t, int f)
 {
     const char *tn = gx_field_enum_name(fd, t), *fn = gx_field_enum_name(fd, f);
@@ -390,6 +402,9 @@ static void cmp_item(gx_compare_result *r, const item *it, const gx_profile *t,
         break;
     case GX_FT_ENUM:
         cmp_enum(r, it->name, fd, *(const int *)tv, fv ? *(const int *)fv : 0);
+        break;
+    case GX_FT_BOOL:
+        cmp_bool(r, it->name, *(const int *)tv, fv ? *(const int *)fv : -1);
         break;
     case GX_FT_LIST_U64:
     case GX_FT_LIST_U32:

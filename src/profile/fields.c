@@ -61,6 +61,9 @@ static const char *const gx_sharing_names[] = {"", "sm", "tpc", "gpc", "gpu", NU
 #define GX_BOOL(g, p, m, fl, w, d)                                                             \
     {BASE(g, p, GX_FT_BOOL), .off = OFF(g, m), .size = MSIZE(g, m), .aux_off = GX_FNONE,       \
      .flags = fl, .wmode = w, .unit = "", .doc = d},
+#define GX_BOOLC(g, p, m, fl, w, c, o, d)                                                      \
+    {BASE(g, p, GX_FT_BOOL), .off = OFF(g, m), .size = MSIZE(g, m), .aux_off = GX_FNONE,       \
+     .flags = fl, .wmode = w, .cmp = c, .cmp_order = o, .unit = "", .doc = d},
 #define GX_STR(g, p, m, fl, w, c, o, d)                                                        \
     {BASE(g, p, GX_FT_STR), .off = OFF(g, m), .size = MSIZE(g, m), .aux_off = GX_FNONE,        \
      .flags = fl, .wmode = w, .cmp = c, .cmp_order = o, .unit = "", .doc = d},

@@ -1,17 +1,14 @@
-/* smem_cfg.c - the profile's `smem` section (docs/profile-format.md):
- * read from and written to the profile's kept JSON document, validated by
- * one rule per field, compared field by field (holdout, tests).
+/* smem_cfg.c - the profile's `smem` section as the bank model sees it
+ * (gx_profile.smem; its JSON form, ranges and compare rules are rows of
+ * the field table, src/profile/fields.def): the default shared memory,
+ * the model's own check of a section (complete when it must run), and a
+ * field-by-field comparison for the smem holdout.
  *
- * Notes:
- * - The section lives in the document the profile keeps for fields outside
- *   its struct (Contract 1: unknown fields survive a load / save), so it
- *   travels with every load, clone and save without a struct member.
- * - JSON null or an absent key means "not established" (0 / NaN / -1). */
+ * Notes: absent is 0 for counts, NaN for cycles, -1 for broadcast. */
 #include "gpuxray/smem.h"
 
 #include "gpuxray/bits.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,103 +35,24 @@ void gx_smem_cfg_default(gx_smem_cfg *c)
     c->sm_bytes = 64u << 10;
 }
 
-static int rd_uint(const json_t *o, const char *key, uint64_t max, uint64_t *out, gx_msg *msg)
-{
-    const json_t *v = json_object_get(o, key);
-    *out = 0;
-    if (!v || json_is_null(v))
-        return GX_OK;
-    double d = json_is_integer(v) ? (double)json_integer_value(v)
-               : json_is_real(v)  ? json_real_value(v)
-                                  : -1;
-    if (!json_is_number(v) || d < 0 || d > (double)max || d != floor(d))
-        return gx_fail(msg, GX_ECONFIG, "smem.%s: expected an integer in 0..%llu", key,
-                       (unsigned long long)max);
-    *out = json_is_integer(v) ? (uint64_t)json_integer_value(v) : (uint64_t)d;
-    return GX_OK;
-}
-
-static int rd_cycles(const json_t *o, const char *key, double *out, gx_msg *msg)
-{
-    const json_t *v = json_object_get(o, key);
-    *out = NAN;
-    if (!v || json_is_null(v))
-        return GX_OK;
-    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-        return gx_fail(msg, GX_ECONFIG, "smem.%s: expected a number of cycles >= 0", key);
-    *out = json_number_value(v);
-    return GX_OK;
-}
-
 int gx_smem_cfg_from_profile(const gx_profile *p, gx_smem_cfg *c, gx_msg *msg)
 {
     gx_smem_cfg_clear(c);
-    const json_t *root = p ? (const json_t *)p->doc : NULL;
-    const json_t *o = root && json_is_object(root) ? json_object_get(root, "smem") : NULL;
-    if (!o || json_is_null(o))
+    if (!p || !p->smem.present)
         return GX_OK;
-    if (!json_is_object(o))
-        return gx_fail(msg, GX_ECONFIG, "smem: expected an object or null");
-    uint64_t v;
-    int rc;
-    if ((rc = rd_uint(o, "banks", GX_SMEM_MAX_BANKS, &v, msg)) != GX_OK)
-        return rc;
-    c->banks = (uint32_t)v;
-    if ((rc = rd_uint(o, "bank_bytes", GX_SMEM_MAX_BANK_BYTES, &v, msg)) != GX_OK)
-        return rc;
-    c->bank_bytes = (uint32_t)v;
-    if ((rc = rd_uint(o, "transfer_bytes", UINT32_MAX, &v, msg)) != GX_OK)
-        return rc;
-    c->transfer_bytes = (uint32_t)v;
-    if ((rc = rd_uint(o, "block_bytes", UINT32_MAX, &c->block_bytes, msg)) != GX_OK ||
-        (rc = rd_uint(o, "sm_bytes", UINT32_MAX, &c->sm_bytes, msg)) != GX_OK ||
-        (rc = rd_cycles(o, "latency_cycles", &c->latency_cycles, msg)) != GX_OK ||
-        (rc = rd_cycles(o, "conflict_cycles", &c->conflict_cycles, msg)) != GX_OK)
-        return rc;
-    const json_t *b = json_object_get(o, "broadcast");
-    if (b && !json_is_null(b)) {
-        if (!json_is_boolean(b))
-            return gx_fail(msg, GX_ECONFIG, "smem.broadcast: expected true, false or null");
-        c->broadcast = json_is_true(b) ? 1 : 0;
-    }
-    c->present = 1;
+    *c = p->smem;
     return gx_smem_cfg_validate(c, 0, msg);
-}
-
-static json_t *num_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *int_or_null(uint64_t v)
-{
-    return v ? json_integer((json_int_t)v) : json_null();
 }
 
 int gx_smem_cfg_to_profile(gx_profile *p, const gx_smem_cfg *c, gx_msg *msg)
 {
-    if (!p->doc && !(p->doc = json_object()))
-        return gx_fail(msg, GX_ENOMEM, "smem: out of memory");
-    json_t *root = p->doc;
-    if (!json_is_object(root))
-        return gx_fail(msg, GX_EINVAL, "smem: the profile's document is not an object");
-    if (!c->present) {
-        json_object_del(root, "smem");
-        return GX_OK;
-    }
-    json_t *o = json_object();
-    if (!o)
-        return gx_fail(msg, GX_ENOMEM, "smem: out of memory");
-    json_object_set_new(o, "banks", int_or_null(c->banks));
-    json_object_set_new(o, "bank_bytes", int_or_null(c->bank_bytes));
-    json_object_set_new(o, "transfer_bytes", int_or_null(c->transfer_bytes));
-    json_object_set_new(o, "broadcast", c->broadcast < 0 ? json_null() : json_boolean(c->broadcast));
-    json_object_set_new(o, "latency_cycles", num_or_null(c->latency_cycles));
-    json_object_set_new(o, "conflict_cycles", num_or_null(c->conflict_cycles));
-    json_object_set_new(o, "block_bytes", int_or_null(c->block_bytes));
-    json_object_set_new(o, "sm_bytes", int_or_null(c->sm_bytes));
-    if (json_object_set_new(root, "smem", o) != 0)
-        return gx_fail(msg, GX_ENOMEM, "smem: out of memory");
+    int rc = gx_smem_cfg_validate(c, 0, msg);
+    if (rc != GX_OK)
+        return rc;
+    if (c->present)
+        p->smem = *c;
+    else
+        gx_smem_cfg_clear(&p->smem);
     return GX_OK;
 }
 

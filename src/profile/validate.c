@@ -251,6 +251,8 @@ static int run(const gx_vctx *v)
         return rc;
     if (v->p->tlb.present && (rc = gx_vrule_tlb(v)))
         return rc;
+    if (v->p->smem.present && (rc = gx_vrule_smem(v)))
+        return rc;
     return GX_OK;
 }
 

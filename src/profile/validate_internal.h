@@ -27,5 +27,7 @@ typedef int (*gx_vrule)(const gx_vctx *v);
 int gx_vrule_hashes(const gx_vctx *v);
 /* validate_tlb.c: the tlb section's cross-field rules (all of them). */
 int gx_vrule_tlb(const gx_vctx *v);
+/* validate_smem.c: the smem section's cross-field rules. */
+int gx_vrule_smem(const gx_vctx *v);
 
 #endif
