@@ -96,9 +96,11 @@ int main(int argc, char **argv)
 {
     const char *target = "cuda", *out = NULL;
     unsigned long reps = 64, repeats = 9;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
+        if (v && (!strcmp(argv[i], "--reps") || !strcmp(argv[i], "--repeats")) && *v == '-')
+            v = NULL; /* strtoul would wrap a negative number */
         if (strcmp(argv[i], "--target") == 0 && v)
             target = v;
         else if (strcmp(argv[i], "-o") == 0 && v)
@@ -111,7 +113,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: smem_curve [--target T] [--reps R] [--repeats N] [-o F.csv]\n");
             return 2;
         }
-        i++;
     }
     if (reps == 0 || reps > GX_SMEM_PROBE_MAX_REPS / 4 || repeats == 0 || repeats > MAX_REPEATS) {
         fprintf(stderr, "smem_curve: --reps 1..%u, --repeats 1..%d\n", GX_SMEM_PROBE_MAX_REPS / 4,

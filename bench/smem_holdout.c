@@ -76,21 +76,24 @@ int main(int argc, char **argv)
     unsigned long long count = 200, seed = 1;
     double bar = 0.98;
     const char *dir = "/tmp";
-    for (int i = 1; i + 1 < argc; i += 2) {
+    int bad = argc % 2 == 0;
+    for (int i = 1; i + 1 < argc && !bad; i += 2) {
+        const char *v = argv[i + 1];
+        char *end = NULL;
         if (strcmp(argv[i], "--count") == 0)
-            count = strtoull(argv[i + 1], NULL, 0);
+            count = strtoull(v, &end, 0);
         else if (strcmp(argv[i], "--seed") == 0)
-            seed = strtoull(argv[i + 1], NULL, 0);
+            seed = strtoull(v, &end, 0);
         else if (strcmp(argv[i], "--bar") == 0)
-            bar = strtod(argv[i + 1], NULL);
+            bar = strtod(v, &end);
         else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else {
-            fprintf(stderr, "usage: smem_holdout [--count N] [--seed S] [--bar B] [--dir D]\n");
-            return 2;
-        }
+            dir = v;
+        else
+            bad = 1;
+        /* whole numbers only; no negative wrapped to 2^64; a bar in 0..1 */
+        bad |= (end && (*end || end == v)) || *v == '-' || !(bar >= 0 && bar <= 1);
     }
-    if (count == 0 || argc % 2 == 0) {
+    if (bad || count == 0) {
         fprintf(stderr, "usage: smem_holdout [--count N] [--seed S] [--bar B] [--dir D]\n");
         return 2;
     }
