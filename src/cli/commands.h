@@ -32,5 +32,6 @@ int gx_cmd_genprofile(int argc, char **argv);/* src/cli/cmd_holdout.c */
 int gx_cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c */
 int gx_cmd_advise_smem(int argc, char **argv); /* src/cli/cmd_advise_smem.c: advise --smem-tile */
 int gx_cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c */
+int gx_cmd_advise(int argc, char **argv);    /* src/cli/cmd_advise.c */
 
 #endif

@@ -29,6 +29,8 @@ static void usage(FILE *f)
             "  gpuxray advise --profile P.json --smem-tile HxW,elem=B[,read=row|col|both][,pad=N] [--json]\n"
             "                                     shared-memory tile: bank conflicts, padding\n"
             "  gpuxray export accel-sim|gem5 P.json [-o FILE]        another simulator's config\n"
+            "  gpuxray advise --profile P.json (--array ... --pattern ... | --trace FILE)\n"
+            "  gpuxray advise persist --bytes N [--profile P.json]  access-policy window\n"
             "\n"
             "exit codes: 0 ok, 1 check failed or mismatch, 2 bad usage or input, 3 target unavailable\n",
             GX_VERSION);
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
         {"report", gx_cmd_report},
         {"advise", gx_cmd_advise_smem}, /* the --smem-tile form (cmd_advise_smem.c) */
         {"report", gx_cmd_report},     {"export", gx_cmd_export},
+        {"advise", gx_cmd_advise},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))
