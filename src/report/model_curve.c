@@ -96,6 +96,12 @@ int rp_model_curve(const gx_profile *p, const char *profile_path, const double *
     int rc = model_spec(p, profile_path, &spec, &tmp, msg);
     if (rc == GX_OK)
         rc = gx_target_open(spec, seed, &t, msg);
+    if (rc != GX_OK && tmp && msg && !strncmp(msg->text, tmp, strlen(tmp))) {
+        /* name the profile, not its temporary twin */
+        char rest[GX_MSG_MAX / 2];
+        snprintf(rest, sizeof rest, "%s", msg->text + strlen(tmp));
+        snprintf(msg->text, sizeof msg->text, "the model cannot run this profile%s", rest);
+    }
     if (tmp) {
         remove(tmp); /* the target has read it */
         free(tmp);
