@@ -80,8 +80,8 @@ int gx_advise_trace(const gx_profile *p, const char *path, uint32_t sms, uint64_
 
 /* cudaAccessPolicyWindow for `bytes` of persisting data: hitRatio =
  * min(1, carve-out / bytes) from the profile's measured persisting
- * carve-out (l2.persisting_carveout_bytes in its JSON); known = 0 when the
- * profile has none. */
+ * carve-out (l2.persisting_carveout_bytes); known = 0 when the profile has
+ * none. */
 typedef struct gx_persist {
     int known;
     uint64_t carveout_bytes, window_bytes;

@@ -193,6 +193,9 @@ typedef struct gx_profile {
         uint32_t line_bytes, sector_bytes, ways;
         uint32_t partitions, slices, sets_per_slice;
         uint64_t capacity_bytes;
+        /* the persisting-L2 carve-out measured (l2.persisting_carveout_bytes):
+         * the most bytes a cudaAccessPolicyWindow keeps resident; 0 = absent */
+        uint64_t persisting_carveout_bytes;
         char policy[64]; /* a policy spec of the registry, e.g. "plru-rand:0.05" */
         gx_topology topology;
         double hit_cycles, near_hit_cycles, far_hit_cycles; /* NaN = null */

@@ -12,7 +12,6 @@
  *   search runs on a prefix (search_lanes) so that a large array costs
  *   little; the chosen pad and the unpadded layout are then evaluated on
  *   max_lanes. A tie keeps the smaller pad. */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,15 +288,10 @@ int gx_advise_persist(const gx_profile *p, uint64_t bytes, gx_persist *r, gx_msg
         return gx_fail(msg, GX_EINVAL, "advise persist: need a profile and --bytes > 0");
     memset(r, 0, sizeof *r);
     r->window_bytes = bytes;
-    char *text = gx_profile_to_json(p);
-    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
-    free(text);
-    json_t *v = json_object_get(json_object_get(j, "l2"), "persisting_carveout_bytes");
-    if (json_is_integer(v) && json_integer_value(v) > 0) {
+    if (p->l2.persisting_carveout_bytes) {
         r->known = 1;
-        r->carveout_bytes = (uint64_t)json_integer_value(v);
+        r->carveout_bytes = p->l2.persisting_carveout_bytes;
         r->hit_ratio = r->carveout_bytes >= bytes ? 1.0 : (double)r->carveout_bytes / (double)bytes;
     }
-    json_decref(j);
     return GX_OK;
 }

@@ -157,6 +157,7 @@ static void numbers_from_profile(json_t *a, const gx_profile *p)
     U("l2.slices", p->l2.slices);
     U("l2.sets_per_slice", p->l2.sets_per_slice);
     U("l2.capacity_bytes", p->l2.capacity_bytes);
+    U("l2.persisting_carveout_bytes", p->l2.persisting_carveout_bytes);
     if (p->l2.policy[0])
         add_number(a, "l2.policy", p->l2.policy, gx_profile_confidence(p, "l2.policy"), m, NULL);
     if (p->l2.topology != GX_TOPO_UNKNOWN)
