@@ -3,7 +3,8 @@
  *          --pattern row|col|tile:HxW [--sms N] [--max-pad E] [--json]
  *   advise --profile P.json --trace FILE [--sms N] [--json]
  *   advise persist --bytes N [--profile P.json]
- * (src/report/advise*.c). Exit 0 ok, 2 bad usage or input. */
+ * (src/report/advise*.c); `advise --smem-tile ...` is the shared-memory
+ * form (cmd_advise_smem.c). Exit 0 ok, 2 bad usage or input. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpuxray advise --profile P.json --array rows=R,cols=C,elem=B[,pitch=P]\n"
                "                      --pattern row|col|tile:HxW [--sms N] [--max-pad E] [--json]\n"
                "       gpuxray advise --profile P.json --trace FILE [--sms N] [--json]\n"
-               "       gpuxray advise persist --bytes N [--profile P.json]\n");
+               "       gpuxray advise persist --bytes N [--profile P.json]\n"
+               "       gpuxray advise --profile P.json --smem-tile HxW,elem=B[,...] (shared memory)\n");
 }
 
 static void print_result(const char *title, const gx_adv_result *r, FILE *o)
@@ -212,6 +214,9 @@ int gx_cmd_advise(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "persist"))
         return persist(argc - 1, argv + 1);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--smem-tile"))
+            return gx_cmd_advise_smem(argc, argv); /* the shared-memory form */
     const char *prof = NULL, *array = NULL, *pattern = NULL, *trace = NULL;
     uint32_t sms = 0, max_pad = 0;
     int json = 0, have_pad = 0;

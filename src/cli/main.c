@@ -133,10 +133,8 @@ int main(int argc, char **argv)
         {"validate", gx_cmd_validate}, {"sim", gx_cmd_sim},
         {"trace", gx_cmd_trace},       {"holdout", gx_cmd_holdout},
         {"gen-profile", gx_cmd_genprofile},
-        {"report", gx_cmd_report},
-        {"advise", gx_cmd_advise_smem}, /* the --smem-tile form (cmd_advise_smem.c) */
         {"report", gx_cmd_report},     {"export", gx_cmd_export},
-        {"advise", gx_cmd_advise},
+        {"advise", gx_cmd_advise}, /* --smem-tile goes on to cmd_advise_smem.c */
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))
