@@ -89,3 +89,42 @@ awk -v sec="$section" '
 ' "$DOC" >"$tmpdoc"
 mv "$tmpdoc" "$DOC"
 echo "bench.sh: wrote the \"Model throughput\" section of docs/performance.md" >&2
+
+# ---- translation throughput (bench/bench_translation): its own section ----
+XBENCH=$BUILD/bench_translation
+if [ -x "$XBENCH" ]; then
+    xtable=$(mktemp)
+    xsection=$(mktemp)
+    trap 'rm -f "$table" "$section" "$xtable" "$xsection"' EXIT
+    echo "bench.sh: translation throughput, one thread ..." >&2
+    "${PIN[@]}" "$XBENCH" --markdown --reps 3 | tee "$xtable"
+    {
+        echo "## Translation throughput"
+        echo
+        echo "Accesses per second of \`gpuxray sim\`'s model with address translation on (the"
+        echo "gem5 Vega TLBs, page-walk caches and predictors of \`profiles/gem5-vega.json\` on the"
+        echo "seed card) against the same model without translation, one thread, measured by"
+        echo "\`make bench\` (\`bench/bench_translation\`, the fastest of 3 runs, trace in memory)."
+        echo "Trace: \`gpuxray trace gen random --footprint 64MiB --count 2M\`, one access per"
+        echo "instruction; the pages are the page table's default size. The bar (issue 9): at"
+        echo "least half the L2-only rate."
+        echo
+        echo "- Machine: $cpu, $cores cores; $date; build ${btype:-?}; load average at the start"
+        echo "  $load."
+        echo
+        cat "$xtable"
+        echo
+        echo "Reproduce: \`build/bench_translation --count 2000000 --reps 3\`."
+        echo
+    } >"$xsection"
+    tmpdoc=$(mktemp "$DOC.tmp.XXXXXX")
+    awk -v sec="$xsection" '
+        BEGIN { while ((getline l < sec) > 0) body = body l "\n" }
+        /^## Translation throughput[[:space:]]*$/ { printf "%s", body; skip = 1; done = 1; next }
+        skip && /^## / { skip = 0 }
+        !skip { print }
+        END { if (!done) { printf "\n%s", body } }
+    ' "$DOC" >"$tmpdoc"
+    mv "$tmpdoc" "$DOC"
+    echo "bench.sh: wrote the \"Translation throughput\" section of docs/performance.md" >&2
+fi

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "gpuxray/cache.h"
+#include "gpuxray/dram.h"
 #include "gpuxray/error.h"
 #include "gpuxray/profile.h"
 
@@ -54,7 +55,7 @@ void gx_l2_free(gx_l2 *l2);
 void gx_l2_access(gx_l2 *l2, uint64_t pa, uint32_t sm, gx_l2_op op, gx_l2_result *r);
 /* The same in two steps, so an address is hashed once when it is both
  * prefetched and accessed: gx_l2_access(pa) == gx_l2_locate(pa) then
- * gx_l2_access_loc(loc). (Added by the model helper.) */
+ * gx_l2_access_loc(loc). */
 typedef struct gx_l2_loc {
     uint64_t line_addr;
     uint32_t slice, set, sector; /* home slice, set within the slice, sector */
@@ -67,6 +68,10 @@ void gx_l2_access_loc(gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm, gx_l2_op op,
  * no model state change, it only loads the sets into the host's caches
  * (gain measured in src/target/sim.c). */
 void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm);
+/* The DRAM behind this L2 (dram.h): its latency replaces the profile's
+ * memory.dram_latency_cycles the L2 starts with (the same number today; the
+ * memory system assembly, memsys.h, joins the two). */
+void gx_l2_set_dram(gx_l2 *l2, const gx_dram *dram);
 /* Empty every cache (no stats change). */
 void gx_l2_flush(gx_l2 *l2);
 void gx_l2_get_stats(const gx_l2 *l2, gx_l2_stats *s);

@@ -214,10 +214,20 @@ typedef enum gx_gen_pattern {
     GX_GEN_STREAM = 0, /* base, base+size, base+2*size, ... wrapping at the footprint */
     GX_GEN_STRIDE,     /* base + (i*stride mod footprint) */
     GX_GEN_RANDOM,     /* base + size * uniform(footprint/size) */
-    GX_GEN_TILE        /* row-major rows x cols matrix of elem-byte elements, visited
+    GX_GEN_TILE,       /* row-major rows x cols matrix of elem-byte elements, visited
                         * tile x tile block by block (blocks in row-major order), row by
                         * row inside a block; wraps after the last block */
+    GX_GEN_PAGES       /* page-walk workload: count pages of page_bytes from base, MAP
+                        * records for the mapped ones (every unmapped_every-th page left
+                        * unmapped when > 1), then one access at the start of each mapped
+                        * page in page_order (see gx_page_order) */
 } gx_gen_pattern;
+
+typedef enum gx_page_order {
+    GX_PAGES_SEQUENTIAL = 0, /* pages 0, 1, 2, ... */
+    GX_PAGES_STRIDED,        /* pages 0, S, 2S, ... then 1, 1+S, ... (S = page_stride) */
+    GX_PAGES_RANDOM          /* a seeded permutation of the pages */
+} gx_page_order;
 
 typedef enum gx_sm_assign {
     GX_SM_ROUNDROBIN = 0, /* access i -> SM i mod sms */
@@ -238,6 +248,11 @@ typedef struct gx_gen_cfg {
     uint64_t rows, cols;      /* tile */
     uint32_t elem_bytes, tile;
     double write_ratio, atomic_ratio; /* fraction of W and A accesses (seeded) */
+    uint64_t page_bytes;      /* pages: page size (default 4 KiB) */
+    gx_page_order page_order; /* pages */
+    uint64_t page_stride;     /* pages: strided order's step in pages (default 16) */
+    uint64_t unmapped_every;  /* pages: 0 = every page mapped; K > 1: page k unmapped when
+                                 k % K == K - 1 */
 } gx_gen_cfg;
 
 /* Defaults: base 0, footprint 64 MiB, size 32 B (one sector), stride 128 B,
@@ -252,6 +267,7 @@ int gx_gen_check(const gx_gen_cfg *c, gx_msg *msg);
 uint64_t gx_gen_count(const gx_gen_cfg *c);
 int gx_gen_pattern_parse(const char *s, gx_gen_pattern *out);
 int gx_sm_assign_parse(const char *s, gx_sm_assign *out);
+int gx_page_order_parse(const char *s, gx_page_order *out);
 const char *gx_gen_pattern_name(gx_gen_pattern p);
 
 /* Streaming generator: records one at a time (for large traces). */
@@ -260,6 +276,7 @@ typedef struct gx_gen {
     uint64_t i, n;
     gx_rng rng_addr, rng_sm, rng_op; /* independent streams */
     uint64_t tr, tc, ri, ci;          /* tile walk position */
+    uint64_t pg_run, pg_i, pg_r, pg_k; /* pages: MAP run, access index, strided position */
 } gx_gen;
 int gx_gen_init(gx_gen *g, const gx_gen_cfg *c, gx_msg *msg);
 /* 0 when the trace is complete, 1 when r received the next record. */
@@ -315,6 +332,11 @@ void gx_tsim_free(gx_tsim *s);
  * sm_count is folded modulo sm_count (gx_trace_read with sm_limit rejects
  * such traces up front, as `gpuxray sim` does). */
 void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n);
+/* With translation (a tlb section), consecutive records of one SM with the
+ * same non-zero warp id issued within the coalescer's window are ONE warp
+ * instruction, run when it is complete; gx_tsim_flush runs the last one
+ * (call it after the last gx_tsim_run; a no-op without translation). */
+void gx_tsim_flush(gx_tsim *s);
 void gx_tsim_get_stats(const gx_tsim *s, gx_tsim_stats *st);
 /* The latency (whole cycles) below or at which a fraction q (0..1) of the
  * accesses fall, from the histogram; NaN when empty. */

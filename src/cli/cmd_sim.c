@@ -33,6 +33,9 @@ static void usage(FILE *f)
             "(memory.page_bytes) gets a physical frame from a seeded random placement\n"
             "(sim.frames_seed). An access touching k sectors makes k L2 accesses; its\n"
             "latency is the largest. Total cycles = the sum of the accesses' latencies.\n"
+            "With a tlb section in the profile, each warp instruction is first translated\n"
+            "(coalescer, TLB levels, page-table walker; MAP and INV records apply) and its\n"
+            "translation cycles add to its latency (docs/translation.md).\n"
             "\n"
             "options:\n"
             "  --json              statistics as JSON (stable keys)\n"
@@ -186,6 +189,7 @@ int gx_cmd_sim(int argc, char **argv)
     double t0 = gx_monotonic_seconds(), t_read = 0;
     uint64_t n = 0;
     rc = run_stream(sim, a.trace, p->device.sm_count, &n, &t_read, &msg);
+    gx_tsim_flush(sim);
     double t1 = gx_monotonic_seconds();
     if (rc) {
         /* a malformed record mid-stream: nothing printed as if complete */

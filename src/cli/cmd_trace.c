@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gpuxray trace gen stream|stride|random|tile [options] -o FILE\n"
+            "usage: gpuxray trace gen stream|stride|random|tile|pages [options] -o FILE\n"
             "       gpuxray trace convert IN [--text|--binary] -o FILE\n"
             "\n"
             "gen options (sizes take 64MiB, 4k, 0x1000; counts take 20M, 2k):\n"
@@ -30,6 +30,11 @@ static void usage(FILE *f)
             "  --rows R --cols C --elem BYTES --tile T   tile: an R x C row-major matrix of\n"
             "                     ELEM-byte elements visited T x T block by block\n"
             "                     (default 1024 x 1024 x 4 B, T = 32)\n"
+            "  pages: --count N pages of --page-size SIZE (default 4KiB) from --base, MAP\n"
+            "                     records for the mapped pages, then one access per mapped\n"
+            "                     page in --order sequential|strided|random (default\n"
+            "                     sequential; strided steps --stride S pages, default 16);\n"
+            "                     --unmapped-every K leaves every K-th page unmapped\n"
             "  --write-ratio F    fraction of writes (default 0)\n"
             "  --atomic-ratio F   fraction of atomics (default 0)\n"
             "  --seed S           seed (default 1); the same seed reproduces the trace\n"
@@ -155,8 +160,19 @@ static int gen_option(int argc, char **argv, int *i, gx_gen_cfg *c)
                : c->count ? 0 : bad_value(a, v, "a count > 0");
     if (OPT("--size"))
         return parse_u32(a, v, 1, &c->size_bytes);
-    if (OPT("--stride"))
-        return parse_u64(a, v, 1, &c->stride_bytes);
+    if (OPT("--stride")) { /* bytes for stride, pages for pages */
+        int rc = parse_u64(a, v, 1, &c->stride_bytes);
+        c->page_stride = c->stride_bytes;
+        return rc;
+    }
+    if (OPT("--page-size"))
+        return parse_u64(a, v, 1, &c->page_bytes);
+    if (OPT("--unmapped-every"))
+        return parse_u64(a, v, 0, &c->unmapped_every);
+    if (OPT("--order"))
+        return gx_page_order_parse(v, &c->page_order)
+                   ? bad_value(a, v, "sequential, strided or random")
+                   : 0;
     if (OPT("--base"))
         return parse_u64(a, v, 1, &c->base);
     if (OPT("--sms"))
@@ -190,13 +206,13 @@ static int gen_option(int argc, char **argv, int *i, gx_gen_cfg *c)
 static int cmd_gen(int argc, char **argv)
 {
     if (argc < 2) {
-        gx_cli_error("trace gen: a pattern is required (stream, stride, random or tile)");
+        gx_cli_error("trace gen: a pattern is required (stream, stride, random, tile or pages)");
         return GX_EXIT_USAGE;
     }
     gx_gen_cfg c;
     gx_gen_defaults(&c);
     if (gx_gen_pattern_parse(argv[1], &c.pattern)) {
-        gx_cli_error("trace gen: unknown pattern '%s' (stream, stride, random or tile)", argv[1]);
+        gx_cli_error("trace gen: unknown pattern '%s' (stream, stride, random, tile or pages)", argv[1]);
         return GX_EXIT_USAGE;
     }
     out_opts o = {NULL, -1};

@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "cache_internal.h"
+#include "gpuxray/dram.h"
 #include "gpuxray/hash.h"
 #include "noise.h"
 #include "gpuxray/bits.h"
@@ -620,6 +621,12 @@ void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm)
         gx_cprefetch_s(l2->cache, (uint64_t)s * l2->sps + k, GX_CSPEC_PLRU16);
     else
         gx_cprefetch_s(l2->cache, (uint64_t)s * l2->sps + k, 0);
+}
+
+void gx_l2_set_dram(gx_l2 *l2, const gx_dram *dram)
+{
+    l2->dram_cycles = gx_dram_latency_cycles(dram);
+    l2->level_cycles[GX_L2_DRAM] = l2->dram_cycles;
 }
 
 void gx_l2_flush(gx_l2 *l2)

@@ -22,17 +22,18 @@
  *   shares the target SM's near partition; then the probes run in order on
  *   SM sm, each timed (latency + timer overhead).
  *
- * Notes: the l2 runs with noise and skew on; all randomness comes from the
+ * Notes: a client of the memory system (memsys.h), which joins the parts;
+ * the l2 runs with noise and skew on; all randomness comes from the
  * open seed (and the profile's frames_seed for placement), so the same seed
- * and the same calls give the same numbers. Translations are cached per
- * arena page (a flat array) so a chase costs one l2 access per step. */
+ * and the same calls give the same numbers. vmem keeps the arena's frames
+ * in a flat table, so a chase costs one l2 access per step. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpuxray/l2.h"
-#include "gpuxray/placement.h"
+#include "gpuxray/memsys.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/rng.h"
 #include "../model/noise.h"
@@ -44,7 +45,6 @@ _Static_assert(GX_PROFILE_MAX_PAGE_BYTES <= SIM_PHYS_BYTES,
                "a valid profile's page must fit the simulated frames");
 #define SIM_MAX_ARENA_BYTES (8ULL << 30)
 #define SIM_VA_STRIDE (1ULL << 40) /* each arena starts at a new TiB */
-#define NO_FRAME UINT64_MAX
 /* The chase knows its future addresses: each is hashed once (gx_l2_locate)
  * this many steps ahead and its sets loaded into the host's caches
  * (gx_l2_prefetch_loc). Measured on hopper-like (5 MB of model state, more
@@ -54,11 +54,12 @@ _Static_assert(GX_PROFILE_MAX_PAGE_BYTES <= SIM_PHYS_BYTES,
 
 typedef struct sim_target {
     gx_profile *prof;
-    gx_l2 *l2;
-    gx_placement *pl;
-    uint64_t seed, arenas, va_base, page_bytes, page_shift;
-    uint64_t *frames; /* per arena page: physical page base, NO_FRAME until touched */
-    uint64_t npages;
+    gx_memsys *ms;
+    gx_l2 *l2;   /* the memsys's L2 */
+    gx_vmem *vm; /* the memsys's virtual memory */
+    uint64_t seed, arenas, va_base, page_bytes;
+    int xlate;    /* the profile has a tlb section: accesses go through translation */
+    double clock; /* cycles so far (translation's issue times: one access after another) */
     double overhead_cycles;
     gx_noise timer; /* jitter of timer readings */
     gx_rng rng;     /* prime order, prime SMs */
@@ -71,10 +72,8 @@ static void sim_close(void *impl)
     sim_target *s = impl;
     if (!s)
         return;
-    gx_l2_free(s->l2);
-    gx_placement_free(s->pl);
+    gx_memsys_free(s->ms);
     gx_profile_free(s->prof);
-    free(s->frames);
     free(s->near_sms);
     sim_smem_close(s->smem);
     free(s);
@@ -83,30 +82,20 @@ static void sim_close(void *impl)
 static int sim_arena(void *impl, uint64_t bytes, gx_msg *msg)
 {
     sim_target *s = impl;
-    uint64_t np = (bytes + s->page_bytes - 1) >> s->page_shift;
-    uint64_t *f = malloc((size_t)np * sizeof *f);
-    if (!f)
-        return gx_fail(msg, GX_ENOMEM, "sim: out of memory for an arena of %llu bytes",
-                       (unsigned long long)bytes);
-    for (uint64_t i = 0; i < np; i++)
-        f[i] = NO_FRAME;
-    free(s->frames);
-    s->frames = f;
-    s->npages = np;
-    s->arenas++;
-    s->va_base = s->arenas * SIM_VA_STRIDE;
+    uint64_t va_base = (s->arenas + 1) * SIM_VA_STRIDE;
     uint64_t pseed = gx_mix64(s->prof->sim.frames_seed ^ gx_mix64(s->seed) ^
-                              gx_mix64(s->arenas * 0x9e3779b97f4a7c15ULL));
-    gx_placement_reset(s->pl, pseed);
+                              gx_mix64((s->arenas + 1) * 0x9e3779b97f4a7c15ULL));
+    int rc = gx_vmem_arena(s->vm, va_base, bytes, pseed, msg);
+    if (rc != GX_OK)
+        return rc;
+    s->arenas++;
+    s->va_base = va_base;
     return GX_OK;
 }
 
 static inline uint64_t translate(sim_target *s, uint64_t off)
 {
-    uint64_t pg = off >> s->page_shift;
-    if (s->frames[pg] == NO_FRAME)
-        s->frames[pg] = gx_placement_translate(s->pl, s->va_base + (pg << s->page_shift));
-    return s->frames[pg] | (off & (s->page_bytes - 1));
+    return gx_vmem_pa(s->vm, s->va_base + off);
 }
 
 static double timer_reading(sim_target *s)
@@ -114,39 +103,76 @@ static double timer_reading(sim_target *s)
     return s->overhead_cycles + gx_noise_jitter(&s->timer);
 }
 
+/* One load or store of the target's memory: its latency (with translation:
+ * a warp instruction of one request, issued when the previous one is done). */
+static double mem_access(sim_target *s, uint64_t off, uint32_t sm, gx_l2_op op)
+{
+    if (s->xlate) {
+        gx_memsys_req q = {s->va_base + off, sm, 1, (uint8_t)op};
+        gx_memsys_res r;
+        gx_memsys_access_group(s->ms, &q, 1, s->clock, &r);
+        s->clock += r.latency_cycles;
+        return r.latency_cycles;
+    }
+    uint64_t sectors = 0;
+    return gx_memsys_access_off(s->ms, s->va_base + off, 1, sm, op, NULL, &sectors);
+}
+
+/* A chase with translation: every step through mem_access. */
+static double chase_translated(sim_target *s, const gx_chase_req *req, uint64_t warm,
+                               uint64_t steps)
+{
+    double sum = 0;
+    size_t at = 0;
+    for (uint64_t k = 0; k < warm + steps; k++) {
+        double lat = mem_access(s, req->offsets[at], req->sm, GX_L2_READ);
+        if (k >= warm)
+            sum += lat;
+        if (++at == req->n)
+            at = 0;
+    }
+    return sum;
+}
+
 static int sim_chase(void *impl, const gx_chase_req *req, double *mean_cycles, gx_msg *msg)
 {
+    (void)msg;
     sim_target *s = impl;
-    uint64_t *pa = malloc(req->n * sizeof *pa);
-    if (!pa)
-        return gx_fail(msg, GX_ENOMEM, "sim: out of memory for a chase of %zu offsets", req->n);
+    /* frames are placed in offset order (as the chain is laid out), before
+     * the chase looks ahead */
     for (size_t i = 0; i < req->n; i++)
-        pa[i] = translate(s, req->offsets[i]);
+        (void)translate(s, req->offsets[i]);
     uint64_t steps = (uint64_t)req->timed_rounds * req->n;
     if (req->max_timed_steps && req->max_timed_steps < steps)
         steps = req->max_timed_steps;
     uint64_t warm = (uint64_t)req->warm_rounds * req->n;
+    if (s->xlate) {
+        *mean_cycles = (chase_translated(s, req, warm, steps) + timer_reading(s)) / (double)steps;
+        return GX_OK;
+    }
     double sum = 0;
-    gx_l2_result r;
+    uint64_t sectors = 0;
     gx_l2_loc ring[CHASE_PREFETCH]; /* located, prefetched, not yet accessed */
+    uint64_t va[CHASE_PREFETCH];
+    uint8_t have[CHASE_PREFETCH];
     size_t ahead = 0;
     for (uint32_t d = 0; d < CHASE_PREFETCH; d++) {
-        gx_l2_locate(s->l2, pa[ahead], &ring[d]);
-        gx_l2_prefetch_loc(s->l2, &ring[d], req->sm);
+        va[d] = s->va_base + req->offsets[ahead];
+        have[d] = (uint8_t)gx_memsys_locate_ahead(s->ms, va[d], req->sm, &ring[d]);
         if (++ahead == req->n)
             ahead = 0;
     }
     for (uint64_t k = 0; k < warm + steps; k++) {
-        gx_l2_loc *slot = &ring[k % CHASE_PREFETCH];
-        gx_l2_access_loc(s->l2, slot, req->sm, GX_L2_READ, &r);
+        uint32_t slot = (uint32_t)(k % CHASE_PREFETCH);
+        double lat = gx_memsys_access_off(s->ms, va[slot], 1, req->sm, GX_L2_READ,
+                                          have[slot] ? &ring[slot] : NULL, &sectors);
         if (k >= warm)
-            sum += r.latency_cycles;
-        gx_l2_locate(s->l2, pa[ahead], slot);
-        gx_l2_prefetch_loc(s->l2, slot, req->sm);
+            sum += lat;
+        va[slot] = s->va_base + req->offsets[ahead];
+        have[slot] = (uint8_t)gx_memsys_locate_ahead(s->ms, va[slot], req->sm, &ring[slot]);
         if (++ahead == req->n)
             ahead = 0;
     }
-    free(pa);
     *mean_cycles = (sum + timer_reading(s)) / (double)steps;
     return GX_OK;
 }
@@ -157,17 +183,16 @@ static int sim_seq(void *impl, const gx_seq_op *ops, size_t n, uint32_t sm, doub
     (void)msg;
     sim_target *s = impl;
     size_t j = 0;
-    gx_l2_result r;
     for (size_t i = 0; i < n; i++) {
         if (ops[i].kind == GX_OP_NONE) {
             if (ops[i].timed)
                 cycles[j++] = timer_reading(s);
             continue;
         }
-        gx_l2_access(s->l2, translate(s, ops[i].offset), sm,
-                     ops[i].kind == GX_OP_STORE ? GX_L2_WRITE : GX_L2_READ, &r);
+        double lat = mem_access(s, ops[i].offset, sm,
+                                ops[i].kind == GX_OP_STORE ? GX_L2_WRITE : GX_L2_READ);
         if (ops[i].timed)
-            cycles[j++] = r.latency_cycles + s->overhead_cycles;
+            cycles[j++] = lat + s->overhead_cycles;
     }
     return GX_OK;
 }
@@ -181,7 +206,6 @@ static int sim_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, ui
     for (uint32_t k = 0; k < s->prof->device.sm_count; k++)
         if (gx_l2_sm_partition(s->l2, k) == part)
             s->near_sms[n_near++] = k;
-    gx_l2_result r;
     if (n_prime) {
         uint64_t *order = malloc(n_prime * sizeof *order);
         if (!order)
@@ -191,14 +215,13 @@ static int sim_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, ui
             gx_rng_shuffle_u64(&s->rng, order, n_prime);
             for (size_t i = 0; i < n_prime; i++) {
                 uint32_t psm = s->near_sms[gx_rng_below(&s->rng, n_near)];
-                gx_l2_access(s->l2, translate(s, order[i]), psm, GX_L2_READ, &r);
+                (void)mem_access(s, order[i], psm, GX_L2_READ);
             }
         }
         free(order);
     }
     for (size_t i = 0; i < n_probe; i++) {
-        gx_l2_access(s->l2, translate(s, probe[i]), sm, GX_L2_READ, &r);
-        cycles[i] = r.latency_cycles + s->overhead_cycles;
+        cycles[i] = mem_access(s, probe[i], sm, GX_L2_READ) + s->overhead_cycles;
     }
     return GX_OK;
 }
@@ -250,12 +273,14 @@ int gx_sim_target_open(const char *profile_path, uint64_t seed, const gx_target_
     s->prof = p;
     s->seed = seed;
     s->page_bytes = p->memory.page_bytes;
-    s->page_shift = (uint64_t)__builtin_ctzll(s->page_bytes);
     s->overhead_cycles = isfinite(p->timer_overhead_cycles) ? p->timer_overhead_cycles : 0;
-    gx_l2_opts lo = {1, 1, gx_mix64(seed ^ 0x11a2b3ULL)};
-    rc = gx_l2_new(p, &lo, &s->l2, msg);
-    if (rc == GX_OK)
-        rc = gx_placement_new(s->page_bytes, SIM_PHYS_BYTES, 0, &s->pl, msg);
+    gx_memsys_cfg mc = {1, 1, gx_mix64(seed ^ 0x11a2b3ULL), 0, SIM_PHYS_BYTES};
+    rc = gx_memsys_new(p, &mc, &s->ms, msg);
+    if (rc == GX_OK) {
+        s->l2 = gx_memsys_l2(s->ms);
+        s->vm = gx_memsys_vmem(s->ms);
+        s->xlate = gx_memsys_translating(s->ms);
+    }
     if (rc == GX_OK && !(s->near_sms = malloc(p->device.sm_count * sizeof *s->near_sms)))
         rc = gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     if (rc != GX_OK) {

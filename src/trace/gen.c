@@ -9,10 +9,12 @@
  *   footprint/size elements, stride floor(footprint/stride) positions.
  * - random draws size-aligned offsets uniformly in [0, footprint/size).
  * - tile visits a rows x cols row-major matrix block by block; edge blocks
- *   are partial when tile does not divide rows or cols. */
+ *   are partial when tile does not divide rows or cols.
+ * - pages (gen_pages.c) emits its MAP records first, then its accesses. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_pages.h"
 #include "gpuxray/trace.h"
 #include "trace_io.h"
 
@@ -32,21 +34,34 @@ void gx_gen_defaults(gx_gen_cfg *c)
     c->cols = 1024;
     c->elem_bytes = 4;
     c->tile = 32;
+    c->page_bytes = 4096;
+    c->page_stride = 16;
 }
 
-static const char *const pattern_names[] = {"stream", "stride", "random", "tile"};
+static const char *const pattern_names[] = {"stream", "stride", "random", "tile", "pages"};
 static const char *const assign_names[] = {"roundrobin", "block", "random"};
 
 const char *gx_gen_pattern_name(gx_gen_pattern p)
 {
-    return (unsigned)p < 4 ? pattern_names[p] : "?";
+    return (unsigned)p < 5 ? pattern_names[p] : "?";
 }
 
 int gx_gen_pattern_parse(const char *s, gx_gen_pattern *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!strcmp(s, pattern_names[i])) {
             *out = (gx_gen_pattern)i;
+            return GX_OK;
+        }
+    return GX_EINVAL;
+}
+
+int gx_page_order_parse(const char *s, gx_page_order *out)
+{
+    static const char *const names[] = {"sequential", "strided", "random"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (gx_page_order)i;
             return GX_OK;
         }
     return GX_EINVAL;
@@ -100,7 +115,7 @@ static int check_tile(const gx_gen_cfg *c, gx_msg *msg)
 
 int gx_gen_check(const gx_gen_cfg *c, gx_msg *msg)
 {
-    if ((unsigned)c->pattern > GX_GEN_TILE)
+    if ((unsigned)c->pattern > GX_GEN_PAGES)
         return gx_fail(msg, GX_EINVAL, "unknown pattern %d", (int)c->pattern);
     if ((unsigned)c->sm_assign > GX_SM_RANDOM)
         return gx_fail(msg, GX_EINVAL, "unknown SM assignment %d", (int)c->sm_assign);
@@ -115,6 +130,8 @@ int gx_gen_check(const gx_gen_cfg *c, gx_msg *msg)
                        c->write_ratio + c->atomic_ratio);
     if (c->pattern == GX_GEN_TILE)
         return check_tile(c, msg);
+    if (c->pattern == GX_GEN_PAGES)
+        return gx_gen_pages_check(c, msg);
     if (c->size_bytes < 1 || c->size_bytes > GX_TRACE_MAX_SIZE)
         return gx_fail(msg, GX_EINVAL, "--size %u: must be 1..%d bytes", c->size_bytes,
                        GX_TRACE_MAX_SIZE);
@@ -144,6 +161,8 @@ int gx_gen_init(gx_gen *g, const gx_gen_cfg *c, gx_msg *msg)
     gx_rng_seed(&g->rng_addr, c->seed);
     gx_rng_seed(&g->rng_sm, gx_mix64(c->seed ^ 0x5350ULL));
     gx_rng_seed(&g->rng_op, gx_mix64(c->seed ^ 0x4f50ULL));
+    if (c->pattern == GX_GEN_PAGES)
+        g->n = gx_gen_pages_records(c);
     return GX_OK;
 }
 
@@ -203,6 +222,15 @@ int gx_gen_next(gx_gen *g, gx_trace_rec *r)
     if (g->i >= g->n)
         return 0;
     const gx_gen_cfg *c = &g->cfg;
+    if (c->pattern == GX_GEN_PAGES) {
+        gx_gen_pages_next(g, r);
+        if (r->op != GX_TRACE_MAP) {
+            r->sm = next_sm(g);
+            r->op = next_op(g);
+        }
+        g->i++;
+        return 1;
+    }
     uint64_t off;
     uint32_t size = c->size_bytes;
     switch (c->pattern) {

@@ -16,22 +16,19 @@
  *   global accesses' totals.
  *
  * Notes:
- * - A 64-entry direct-mapped cache of page translations sits in front of
- *   gx_placement_translate (whose hash-table lookup costs a mix and a probe
- *   per access). Placement assigns frames on first touch only, so the cache
- *   never changes a result. Measured (callgrind, random 64 MiB trace on
- *   seed-ampere-6mb): 692 -> 646 instructions per access, all included.
- * - Each access is located (gx_l2_locate: the hashes) PREFETCH_DISTANCE
- *   accesses ahead and its sets prefetched into the host's caches
- *   (gx_l2_prefetch_loc, the model helper's API); the access then uses the
- *   kept location (gx_l2_access_loc), so an address is hashed once. Only
- *   for pages already translated (see locate_ahead()): results never
+ * - The run is a client of the memory system (memsys.h), which joins the
+ *   parts (frame placement, L2, DRAM); this file holds the loop and the
+ *   statistics.
+ * - Each access is located (its hashes) PREFETCH_DISTANCE accesses ahead
+ *   and its sets prefetched into the host's caches
+ *   (gx_memsys_locate_ahead); the access then uses the kept location, so an
+ *   address is hashed once. Only for frames already placed: results never
  *   change. Measured (random / stream 64 MiB traces, 10M accesses, one
  *   thread of a loaded 2-core AMD EPYC VM, off -> on, pairs run back to
  *   back): hopper-like random 5.3 -> 11.3, 7.8 -> 9.5, stream 14.2 -> 24.3,
  *   12.9 -> 17.4 M accesses/s; seed-ampere-6mb random 32.8 -> 35.8,
  *   46.0 -> 47.7, stream 44.1 -> 48.7, 52.1 -> 53.7. An earlier version
- *   hashing twice (a prefetch by address, then gx_l2_access(pa)) lost ~8% on
+ *   hashing twice (prefetch by address, then access by address) lost ~8% on
  *   the seed card, whose ~0.5 MB of model state stays in the host's L2.
  * - Latencies are rounded to whole cycles for the histogram (1-cycle bins
  *   below GX_TSIM_LAT_BINS - 1; the last bin holds everything above);
@@ -41,26 +38,20 @@
 #include <string.h>
 
 #include "gpuxray/l2.h"
-#include "gpuxray/placement.h"
+#include "gpuxray/memsys.h"
 #include "gpuxray/smem.h"
 #include "gpuxray/trace.h"
 
-#define XLATE_ENTRIES 64
-#define PREFETCH_DISTANCE 8 /* accesses ahead (gx_l2_prefetch_loc) */
+#define PREFETCH_DISTANCE 8 /* accesses ahead (gx_memsys_locate_ahead) */
 
 struct gx_tsim {
-    gx_l2 *l2;
-    gx_placement *pl;
+    gx_memsys *ms;
     gx_tsim_cfg cfg;
     int prefetch;
     char name[128];
     gx_topology topo;
     uint32_t partitions, slices, sm_count, sector_bytes;
-    uint32_t sector_shift, page_shift;
     uint64_t page_bytes;
-    /* translation cache */
-    uint64_t xl_vpn[XLATE_ENTRIES], xl_frame[XLATE_ENTRIES];
-    uint8_t xl_valid[XLATE_ENTRIES];
     /* stats */
     uint64_t accesses, op_count[3], bytes, l2_accesses;
     uint64_t other_count[GX_TRACE_OPS - 3]; /* SR, SW, MAP, INV: counted */
@@ -68,6 +59,13 @@ struct gx_tsim {
     char smem_note[256];  /* why not */
     double total_cycles, min_cycles, max_cycles;
     uint64_t *hist;
+    /* translation on: the warp instruction being gathered */
+    int xlate;
+    double window;
+    gx_memsys_req grp[GX_MEMSYS_MAX_GROUP];
+    gx_memsys_res grp_res[GX_MEMSYS_MAX_GROUP];
+    uint32_t grp_n, grp_warp;
+    uint64_t grp_cycle;
 };
 
 static void smem_open(gx_tsim *s, const gx_profile *p); /* shared memory, below */
@@ -100,19 +98,19 @@ int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg
     s->slices = p->l2.slices;
     s->sm_count = p->device.sm_count;
     s->sector_bytes = p->l2.sector_bytes;
-    s->sector_shift = (uint32_t)__builtin_ctz(p->l2.sector_bytes);
     s->page_bytes = p->memory.page_bytes;
-    s->page_shift = (uint32_t)__builtin_ctzll(p->memory.page_bytes);
     s->prefetch = c->prefetch != 0; /* auto (-1) = on: see the notes above */
     s->min_cycles = INFINITY;
     s->max_cycles = -INFINITY;
     s->hist = calloc(GX_TSIM_LAT_BINS, sizeof *s->hist);
-    gx_l2_opts lo = {c->noise, c->skew, c->seed};
+    gx_memsys_cfg mc = {c->noise, c->skew, c->seed, c->frames_seed, phys};
     int rc = s->hist ? GX_OK : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     if (rc == GX_OK)
-        rc = gx_l2_new(p, &lo, &s->l2, msg);
-    if (rc == GX_OK)
-        rc = gx_placement_new(p->memory.page_bytes, phys, c->frames_seed, &s->pl, msg);
+        rc = gx_memsys_new(p, &mc, &s->ms, msg);
+    if (rc == GX_OK) {
+        s->xlate = gx_memsys_translating(s->ms);
+        s->window = gx_memsys_window(s->ms);
+    }
     if (rc != GX_OK) {
         gx_tsim_free(s);
         return rc;
@@ -127,56 +125,9 @@ void gx_tsim_free(gx_tsim *s)
     if (!s)
         return;
     gx_smem_free(s->smem);
-    gx_l2_free(s->l2);
-    gx_placement_free(s->pl);
+    gx_memsys_free(s->ms);
     free(s->hist);
     free(s);
-}
-
-static inline uint64_t translate(gx_tsim *s, uint64_t va)
-{
-    uint64_t vpn = va >> s->page_shift;
-    uint32_t i = (uint32_t)(vpn & (XLATE_ENTRIES - 1));
-    if (!(s->xl_valid[i] && s->xl_vpn[i] == vpn)) {
-        uint64_t pa = gx_placement_translate(s->pl, vpn << s->page_shift);
-        s->xl_vpn[i] = vpn;
-        s->xl_frame[i] = pa;
-        s->xl_valid[i] = 1;
-    }
-    return s->xl_frame[i] | (va & (s->page_bytes - 1));
-}
-
-/* Locate a coming access and prefetch its sets, only when its page is
- * already in the translation cache: a prefetch never places a page, so the
- * frames (first-touch order) and every result are those of a run without
- * it. The location is kept (loc) so the access hashes its address once.
- * Returns 1 when loc is filled. */
-static inline int locate_ahead(gx_tsim *s, const gx_trace_rec *r, gx_l2_loc *loc)
-{
-    uint64_t vpn = r->addr >> s->page_shift;
-    uint32_t i = (uint32_t)(vpn & (XLATE_ENTRIES - 1));
-    if (!(s->xl_valid[i] && s->xl_vpn[i] == vpn) || !gx_trace_op_is_global(r->op))
-        return 0;
-    gx_l2_locate(s->l2, s->xl_frame[i] | (r->addr & (s->page_bytes - 1)), loc);
-    gx_l2_prefetch_loc(s->l2, loc, r->sm < s->sm_count ? r->sm : r->sm % s->sm_count);
-    return 1;
-}
-
-/* The second and later sectors of an access that spans several (rare in
- * coalesced traces): their L2 accesses; returns the largest latency. */
-static __attribute__((noinline)) double extra_sectors(gx_tsim *s, const gx_trace_rec *r,
-                                                      uint32_t sm, double lat, uint64_t *l2n)
-{
-    const uint32_t sh = s->sector_shift;
-    uint64_t first = r->addr >> sh, end = r->addr + r->size - 1;
-    uint64_t last = (end < r->addr ? UINT64_MAX : end) >> sh;
-    gx_l2_result res;
-    for (uint64_t k = first + 1; k <= last && k; k++) {
-        gx_l2_access(s->l2, translate(s, k << sh), sm, (gx_l2_op)r->op, &res);
-        lat = res.latency_cycles > lat ? res.latency_cycles : lat;
-    }
-    *l2n += last - first;
-    return lat;
 }
 
 /* ---- shared memory: the bank model (smem.h) runs SR / SW records ----
@@ -212,6 +163,20 @@ static __attribute__((noinline)) void other_record(gx_tsim *s, const gx_trace_re
         smem_record(s, r);
 }
 
+/* Locate access i + D (a global one) ahead of time, when its frame is
+ * already placed (gx_memsys_locate_ahead): 1 when loc is filled. */
+static inline int look_ahead(gx_tsim *s, const gx_trace_rec *rec, uint64_t i, uint64_t n,
+                             gx_l2_loc *loc)
+{
+    if (i + PREFETCH_DISTANCE >= n)
+        return 0;
+    const gx_trace_rec *a = &rec[i + PREFETCH_DISTANCE];
+    if (!gx_trace_op_is_global(a->op))
+        return 0;
+    return gx_memsys_locate_ahead(s->ms, a->addr, a->sm < s->sm_count ? a->sm : a->sm % s->sm_count,
+                                  loc);
+}
+
 /* The run loop, specialised on prefetching (pf is a constant in each copy).
  * Notes: the single-sector case is the straight path; statistics are kept
  * in locals and a 4-entry op array indexed by op & 3 (ops are validated by
@@ -221,10 +186,10 @@ static __attribute__((noinline)) void other_record(gx_tsim *s, const gx_trace_re
 static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_trace_rec *rec,
                                                            uint64_t n, const int pf)
 {
-    const uint64_t smask = s->sector_bytes - 1;
     const uint32_t smc = s->sm_count;
+    gx_memsys *ms = s->ms;
     double total = s->total_cycles, lo = s->min_cycles, hi = s->max_cycles;
-    uint64_t l2n = n, bytes = 0;
+    uint64_t l2n = 0, bytes = 0;
     uint64_t ops[4] = {0, 0, 0, 0};
     uint64_t *hist = s->hist;
     gx_l2_loc ring[PREFETCH_DISTANCE]; /* locations of accesses i .. i+D-1 */
@@ -237,22 +202,14 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
             other_record(s, r);
             others++;
             if (pf)
-                have[slot] = (uint8_t)(i + PREFETCH_DISTANCE < n &&
-                                       locate_ahead(s, &rec[i + PREFETCH_DISTANCE], &ring[slot]));
+                have[slot] = (uint8_t)look_ahead(s, rec, i, n, &ring[slot]);
             continue;
         }
         uint32_t sm = r->sm < smc ? r->sm : r->sm % smc;
-        gx_l2_result res;
-        if (pf && have[slot])
-            gx_l2_access_loc(s->l2, &ring[slot], sm, (gx_l2_op)r->op, &res);
-        else
-            gx_l2_access(s->l2, translate(s, r->addr), sm, (gx_l2_op)r->op, &res);
+        double lat = gx_memsys_access_off(ms, r->addr, r->size, sm, (gx_l2_op)r->op,
+                                          pf && have[slot] ? &ring[slot] : NULL, &l2n);
         if (pf) /* the slot now serves access i + D */
-            have[slot] = (uint8_t)(i + PREFETCH_DISTANCE < n &&
-                                   locate_ahead(s, &rec[i + PREFETCH_DISTANCE], &ring[slot]));
-        double lat = res.latency_cycles;
-        if ((r->addr & smask) + r->size > smask + 1)
-            lat = extra_sectors(s, r, sm, lat, &l2n);
+            have[slot] = (uint8_t)look_ahead(s, rec, i, n, &ring[slot]);
         bytes += r->size;
         ops[r->op & 3]++;
         total += lat;
@@ -266,16 +223,92 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
         s->op_count[k] += ops[k];
     s->op_count[0] += ops[3]; /* never: global ops are 0..2 */
     s->accesses += n - others;
-    s->l2_accesses += l2n - others;
+    s->l2_accesses += l2n;
     s->bytes += bytes;
     s->total_cycles = total;
     s->min_cycles = lo;
     s->max_cycles = hi;
 }
 
+/* ---- translation on: warp instructions through the whole memory system ---- */
+
+/* One access's latency into the statistics. */
+static void account(gx_tsim *s, double lat)
+{
+    s->total_cycles += lat;
+    s->min_cycles = lat < s->min_cycles ? lat : s->min_cycles;
+    s->max_cycles = lat > s->max_cycles ? lat : s->max_cycles;
+    int64_t b = (int64_t)(lat + 0.5);
+    uint64_t bin = b > 0 ? (uint64_t)b : 0;
+    s->hist[bin < GX_TSIM_LAT_BINS - 1 ? bin : GX_TSIM_LAT_BINS - 1]++;
+}
+
+void gx_tsim_flush(gx_tsim *s)
+{
+    if (!s->grp_n)
+        return;
+    /* issue cycle: the trace's, or (not given) when the previous access is
+     * done: accesses one after another, as the totals assume */
+    double t = s->grp_cycle ? (double)s->grp_cycle : s->total_cycles;
+    gx_memsys_access_group(s->ms, s->grp, s->grp_n, t, s->grp_res);
+    for (uint32_t i = 0; i < s->grp_n; i++) {
+        const gx_memsys_req *q = &s->grp[i];
+        s->op_count[q->op]++;
+        s->bytes += q->size;
+        s->l2_accesses += s->grp_res[i].sectors;
+        account(s, s->grp_res[i].latency_cycles);
+    }
+    s->accesses += s->grp_n;
+    s->grp_n = 0;
+}
+
+/* Does r continue the warp instruction being gathered? */
+static int same_instruction(const gx_tsim *s, const gx_trace_rec *r, uint32_t sm)
+{
+    return s->grp_n && s->grp_n < GX_MEMSYS_MAX_GROUP && r->warp && r->warp == s->grp_warp &&
+           sm == s->grp[0].sm && (double)(r->cycle - s->grp_cycle) <= s->window &&
+           r->cycle >= s->grp_cycle;
+}
+
+static void control_record(gx_tsim *s, const gx_trace_rec *r)
+{
+    gx_tsim_flush(s);
+    if (r->op == GX_TRACE_MAP)
+        (void)gx_memsys_map(s->ms, r->addr, r->arg, r->size < 64 ? (uint64_t)1 << r->size : 0,
+                            NULL);
+    else
+        gx_memsys_invalidate(s->ms, r->addr, r->arg);
+}
+
+static void run_translated(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        const gx_trace_rec *r = &rec[i];
+        if (r->op == GX_TRACE_MAP || r->op == GX_TRACE_INVALIDATE) {
+            control_record(s, r);
+            continue;
+        }
+        if (!gx_trace_op_is_global(r->op)) {
+            other_record(s, r);
+            continue;
+        }
+        uint32_t sm = r->sm < s->sm_count ? r->sm : r->sm % s->sm_count;
+        if (!same_instruction(s, r, sm)) {
+            gx_tsim_flush(s);
+            s->grp_warp = r->warp;
+            s->grp_cycle = r->cycle;
+        }
+        s->grp[s->grp_n++] = (gx_memsys_req){r->addr, sm, r->size, r->op};
+        if (!r->warp)
+            gx_tsim_flush(s); /* an instruction alone */
+    }
+}
+
 void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
 {
-    if (s->prefetch)
+    if (s->xlate)
+        run_translated(s, rec, n);
+    else if (s->prefetch)
         run_loop(s, rec, n, 1);
     else
         run_loop(s, rec, n, 0);
@@ -285,7 +318,7 @@ void gx_tsim_get_stats(const gx_tsim *s, gx_tsim_stats *st)
 {
     memset(st, 0, sizeof *st);
     gx_l2_stats ls;
-    gx_l2_get_stats(s->l2, &ls);
+    gx_l2_get_stats(gx_memsys_l2(s->ms), &ls);
     st->accesses = s->accesses;
     st->reads = s->op_count[GX_TRACE_READ];
     st->writes = s->op_count[GX_TRACE_WRITE];
@@ -452,6 +485,7 @@ int gx_tsim_write_json(const gx_tsim *s, FILE *f)
         gx_smem_write_json(s->smem, f);
         fprintf(f, ",\n");
     }
+    gx_memsys_write_translation_json(s->ms, f);
     fprintf(f, "  \"l2\": {\n    \"near\": ");
     json_level(f, &st, GX_L2_NEAR);
     fprintf(f, ",\n    \"far\": ");
@@ -590,6 +624,7 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
                 (unsigned long long)sr, (unsigned long long)sw,
                 (unsigned long long)st.maps, (unsigned long long)st.invalidations,
                 s->smem_note[0] && (sr || sw) ? ": " : "", (sr || sw) ? s->smem_note : "");
+    gx_memsys_write_translation_text(s->ms, f);
     text_level(f, nf ? "L2 near" : "L2", &st, GX_L2_NEAR);
     if (nf)
         text_level(f, "L2 far", &st, GX_L2_FAR);

@@ -1,0 +1,45 @@
+/* tlb.h - one TLB level (tlb.levels[i] of a profile): its instances (one
+ * per SM, TPC, GPC or the whole GPU, as the level is shared), each a
+ * set-associative gx_cache with the policy registry's replacement.
+ *
+ * Notes:
+ * - Lookup probes every installable page size with the VA aligned to that
+ *   size's entry reach and a set index from the VA bits above it (correct
+ *   for that size): an entry of page size S covers C = S when entry_bytes
+ *   <= S, else min(entry_bytes, 32 S) (at most 32 pages per entry), with a
+ *   valid bit per page (the cache's sector mask).
+ * - A fill installs one page; fill_neighbour adds a page of the same walk's
+ *   fetch to the requesting page's entry when the entry covers both. */
+#ifndef GPUXRAY_TLB_H
+#define GPUXRAY_TLB_H
+
+#include <stdint.h>
+
+#include "gpuxray/error.h"
+#include "gpuxray/profile.h"
+
+typedef struct gx_tlb gx_tlb;
+
+typedef struct gx_tlb_stats {
+    uint64_t accesses, hits, misses;
+    uint64_t hits_by_size[GX_MAX_PAGE_SIZES]; /* by index into the installable sizes */
+} gx_tlb_stats;
+
+/* level: the level's configuration; t: the section (page sizes, sharing
+ * domains); sm_count: SMs of the device. */
+int gx_tlb_new(const gx_tlb_level_cfg *level, const gx_tlb_cfg *t, uint32_t sm_count,
+               uint64_t seed, gx_tlb **out, gx_msg *msg);
+void gx_tlb_free(gx_tlb *tlb);
+/* 1 on a hit (*page_bytes = the page size found), 0 on a miss. */
+int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes);
+void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
+/* Add page nb_va (same size) to the entry of va when one entry covers both. */
+void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
+                           uint64_t page_bytes);
+/* The instance an SM uses (for per-instance limits). */
+uint32_t gx_tlb_instance(const gx_tlb *tlb, uint32_t sm);
+uint32_t gx_tlb_instances(const gx_tlb *tlb);
+void gx_tlb_flush(gx_tlb *tlb);
+void gx_tlb_get_stats(const gx_tlb *tlb, gx_tlb_stats *s);
+
+#endif

@@ -1,0 +1,88 @@
+/* vmem.h - the GPU's virtual memory as the model sees it: virtual addresses
+ * to physical ones (frame placement, placement.h) and, with translation on,
+ * the page table the walker reads (page sizes, VA regions, walk levels).
+ *
+ * Notes:
+ * - Frames are placed at frame_bytes (the profile's memory.page_bytes)
+ *   granularity on first touch, whatever the translation page size: a
+ *   translation page smaller than a frame lies inside one frame (as a
+ *   driver carving 4 KiB and 64 KiB pages out of 2 MiB chunks); a larger
+ *   one is several frames, physically apart (PA bits above the frame are
+ *   random per frame either way, as on a GPU). Translation therefore never
+ *   changes which physical address an access reaches, only its timing.
+ * - Host speed-ups kept here cannot change a result: a flat frame table
+ *   over the current arena (gx_vmem_arena) and a direct-mapped cache of the
+ *   last translations, both filled from the placement that decides. */
+#ifndef GPUXRAY_VMEM_H
+#define GPUXRAY_VMEM_H
+
+#include <stdint.h>
+
+#include "gpuxray/error.h"
+#include "gpuxray/profile.h"
+
+typedef struct gx_vmem gx_vmem;
+
+typedef struct gx_vmem_cfg {
+    uint64_t frame_bytes; /* placement granule: a power of two */
+    uint64_t phys_bytes;  /* physical space of the frames: a multiple of frame_bytes */
+    uint64_t seed;        /* placement seed */
+    /* The page table (tlb.page_table), or NULL / present == 0 for none.
+     * Page-table memory lies just above the frames' physical space. */
+    const gx_tlb_cfg *tlb;
+} gx_vmem_cfg;
+
+int gx_vmem_new(const gx_vmem_cfg *cfg, gx_vmem **out, gx_msg *msg);
+void gx_vmem_free(gx_vmem *vm);
+/* The physical address of va (its frame is placed on first touch). */
+uint64_t gx_vmem_pa(gx_vmem *vm, uint64_t va);
+/* 1 and *pa when va's frame is already known to the host caches (no
+ * placement, no state change): for a caller looking ahead (prefetching)
+ * without changing the order frames are placed in. */
+int gx_vmem_pa_known(const gx_vmem *vm, uint64_t va, uint64_t *pa);
+/* Forget every placed frame, reseed the placement, and keep a flat frame
+ * table for [va_base, va_base + bytes) (the sim target's arena). */
+int gx_vmem_arena(gx_vmem *vm, uint64_t va_base, uint64_t bytes, uint64_t seed, gx_msg *msg);
+
+/* ---- the page table (translation on) ----
+ * Walk levels i = 0 (root) .. n-1, level_bits[i] VA bits each over the
+ * smallest page. An entry of level i covers span(i) = smallest page <<
+ * (bits of the levels below i). A page of size S is FINAL at the deepest
+ * level with span <= S; when S > span there (64 KiB over a 4 KiB level),
+ * its PTEs sit in a table of their own (NVIDIA's big-page table), each
+ * entry covering S. Entries are INVALID where nothing is mapped below. */
+typedef enum gx_pte_kind { GX_PTE_INVALID = 0, GX_PTE_TABLE = 1, GX_PTE_FINAL = 2 } gx_pte_kind;
+
+typedef struct gx_vmem_pte {
+    gx_pte_kind kind;
+    uint64_t key;        /* unique id of the entry (level, table, index): PWC tag */
+    uint64_t pa;         /* physical address of the entry */
+    uint64_t va_base;    /* first VA the entry covers */
+    uint64_t page_bytes; /* FINAL: the page size */
+} gx_vmem_pte;
+
+#define GX_VMEM_MAX_FETCH 64 /* entries of one fetch at most (256 bytes of 4-byte PTEs) */
+
+int gx_vmem_translating(const gx_vmem *vm);
+int gx_vmem_pt_levels(const gx_vmem *vm);
+/* 1 when an entry of level i can be final (some page size ends there) /
+ * can point to a table (i is not the last level). */
+int gx_vmem_level_can_be_final(const gx_vmem *vm, int level);
+/* The page of va: its size and base; 0 when unmapped. */
+uint64_t gx_vmem_page(const gx_vmem *vm, uint64_t va, uint64_t *base);
+/* The entry of level `level` on va's walk (level 0: the root's entry). */
+void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e);
+/* The entries of the aligned fetch_bytes block holding e (e's table;
+ * returns their number, at most GX_VMEM_MAX_FETCH; out[] in address order). */
+int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                        gx_vmem_pte *out);
+/* Map [va, va + bytes) at page_bytes (an installable size; the range is
+ * widened to whole pages). The first map switches the default page size
+ * off: a trace that maps its memory says what is mapped. */
+int gx_vmem_map(gx_vmem *vm, uint64_t va, uint64_t bytes, uint64_t page_bytes, gx_msg *msg);
+/* Index of page_bytes among the installable sizes, -1 if not one. */
+int gx_vmem_size_index(const gx_vmem *vm, uint64_t page_bytes);
+int gx_vmem_n_sizes(const gx_vmem *vm);
+uint64_t gx_vmem_size(const gx_vmem *vm, int index);
+
+#endif

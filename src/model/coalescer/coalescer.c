@@ -1,0 +1,147 @@
+/* coalescer.c - predictors and counts of the translation coalescer (see
+ * coalescer.h); the grouping of one warp instruction's requests is done
+ * by the memory system (memsys.c) with these answers.
+ *
+ * Models: one size counter and one neighbour counter per SM (gem5's
+ * coalescer sits per compute unit). */
+#include "gpuxray/coalescer.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "gpuxray/bits.h"
+
+#define MAX_PREDICTOR_BITS 16
+
+struct gx_coalescer {
+    double window;
+    uint64_t granule_max, small, large;
+    uint32_t size_max, size_half, nb_max, nb_half, line_pages;
+    uint32_t *size_ctr, *nb_ctr; /* per SM */
+    uint32_t sms;
+    gx_coalescer_stats st;
+};
+
+static int check(const gx_tlb_cfg *t, gx_msg *msg)
+{
+    const char *f = NULL;
+    if (t->coalescer.size_predictor_bits < 1 ||
+        t->coalescer.size_predictor_bits > MAX_PREDICTOR_BITS)
+        f = "size_predictor_bits";
+    else if (t->coalescer.neighbour_predictor_bits < 1 ||
+             t->coalescer.neighbour_predictor_bits > MAX_PREDICTOR_BITS)
+        f = "neighbour_predictor_bits";
+    if (f)
+        return gx_fail(msg, GX_ECONFIG, "tlb.coalescer.%s: not in 1..%d", f, MAX_PREDICTOR_BITS);
+    if (!gx_is_pow2_u64(t->coalescer.predict_small_bytes) ||
+        !gx_is_pow2_u64(t->coalescer.predict_large_bytes) ||
+        t->coalescer.predict_small_bytes >= t->coalescer.predict_large_bytes)
+        return gx_fail(msg, GX_ECONFIG,
+                       "tlb.coalescer.predict_small_bytes / predict_large_bytes: powers of two, "
+                       "small below large");
+    if (t->coalescer.max_granule_bytes && !gx_is_pow2_u64(t->coalescer.max_granule_bytes))
+        return gx_fail(msg, GX_ECONFIG, "tlb.coalescer.max_granule_bytes: not a power of two");
+    if (!t->coalescer.line_group_pages || !gx_is_pow2_u64(t->coalescer.line_group_pages))
+        return gx_fail(msg, GX_ECONFIG, "tlb.coalescer.line_group_pages: not a power of two");
+    double w = t->coalescer.window_cycles;
+    if (!isnan(w) && !(w >= 0 && isfinite(w)))
+        return gx_fail(msg, GX_ECONFIG, "tlb.coalescer.window_cycles: %g is not >= 0", w);
+    return GX_OK;
+}
+
+int gx_coalescer_new(const gx_tlb_cfg *t, uint32_t sm_count, gx_coalescer **out, gx_msg *msg)
+{
+    *out = NULL;
+    int rc = check(t, msg);
+    if (rc != GX_OK)
+        return rc;
+    gx_coalescer *c = calloc(1, sizeof *c);
+    if (!c)
+        return gx_fail(msg, GX_ENOMEM, "coalescer: out of memory");
+    c->sms = sm_count ? sm_count : 1;
+    c->size_ctr = calloc(c->sms, sizeof *c->size_ctr);
+    c->nb_ctr = calloc(c->sms, sizeof *c->nb_ctr);
+    if (!c->size_ctr || !c->nb_ctr) {
+        gx_coalescer_free(c);
+        return gx_fail(msg, GX_ENOMEM, "coalescer: out of memory");
+    }
+    c->window = isnan(t->coalescer.window_cycles) ? 0 : t->coalescer.window_cycles;
+    c->granule_max = t->coalescer.max_granule_bytes ? t->coalescer.max_granule_bytes : UINT64_MAX;
+    c->small = t->coalescer.predict_small_bytes;
+    c->large = t->coalescer.predict_large_bytes;
+    c->size_max = (1u << t->coalescer.size_predictor_bits) - 1;
+    c->size_half = 1u << (t->coalescer.size_predictor_bits - 1);
+    c->nb_max = (1u << t->coalescer.neighbour_predictor_bits) - 1;
+    c->nb_half = 1u << (t->coalescer.neighbour_predictor_bits - 1);
+    c->line_pages = t->coalescer.line_group_pages;
+    *out = c;
+    return GX_OK;
+}
+
+void gx_coalescer_free(gx_coalescer *c)
+{
+    if (!c)
+        return;
+    free(c->size_ctr);
+    free(c->nb_ctr);
+    free(c);
+}
+
+double gx_coalescer_window(const gx_coalescer *c)
+{
+    return c->window;
+}
+
+uint64_t gx_coalescer_granule(const gx_coalescer *c, uint64_t page_bytes)
+{
+    return page_bytes < c->granule_max ? page_bytes : c->granule_max;
+}
+
+uint64_t gx_coalescer_predict(const gx_coalescer *c, uint32_t sm)
+{
+    return c->size_ctr[sm % c->sms] >= c->size_half ? c->large : c->small;
+}
+
+int gx_coalescer_train_size(gx_coalescer *c, uint32_t sm, uint64_t predicted, uint64_t real)
+{
+    uint32_t *k = &c->size_ctr[sm % c->sms];
+    if (real >= c->large) {
+        if (*k < c->size_max)
+            (*k)++;
+    } else if (*k) {
+        (*k)--;
+    }
+    int miss = gx_coalescer_granule(c, predicted) != gx_coalescer_granule(c, real);
+    c->st.size_predictions++;
+    c->st.size_mispredictions += (uint64_t)miss;
+    return miss;
+}
+
+uint32_t gx_coalescer_group_pages(const gx_coalescer *c, uint32_t sm)
+{
+    return c->nb_ctr[sm % c->sms] >= c->nb_half ? c->line_pages : 1;
+}
+
+void gx_coalescer_train_neighbour(gx_coalescer *c, uint32_t sm, int real_walk)
+{
+    uint32_t *k = &c->nb_ctr[sm % c->sms];
+    if (real_walk) {
+        if (*k < c->nb_max)
+            (*k)++;
+    } else if (*k) {
+        (*k)--;
+    }
+}
+
+void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesced,
+                        uint64_t widened)
+{
+    c->st.uncoalesced_accesses += uncoalesced;
+    c->st.coalesced_accesses += coalesced;
+    c->st.line_coalesce_decisions += widened;
+}
+
+void gx_coalescer_get_stats(const gx_coalescer *c, gx_coalescer_stats *s)
+{
+    *s = c->st;
+}

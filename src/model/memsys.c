@@ -1,0 +1,419 @@
+/* memsys.c - the memory system of a profile, assembled (see memsys.h): the
+ * one place the model's parts are built and joined.
+ *
+ * Models: an access's VA goes through vmem (frame placement) to a PA whose
+ * sectors go through the L2, which gets its DRAM latency from gx_dram.
+ * With a tlb section, a warp instruction's requests first go through the
+ * coalescer, the TLB levels and the walker (whose page-table reads go
+ * through the same L2 and DRAM); see memsys.h for the timing.
+ *
+ * Notes: every part validates its own inputs when built; the profile was
+ * validated before (gx_profile_validate). */
+#include "gpuxray/memsys.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuxray/bits.h"
+#include "gpuxray/dram.h"
+#include "gpuxray/rng.h"
+#include "memsys_internal.h"
+
+/* The walker's page-table read: one L2 access of the block (a read). */
+static double pt_read(void *ctx, uint64_t pa, uint32_t sm)
+{
+    gx_memsys *ms = ctx;
+    gx_l2_result r;
+    gx_l2_access(ms->l2, pa, sm, GX_L2_READ, &r);
+    return r.latency_cycles;
+}
+
+static int build_translation(gx_memsys *ms, const gx_profile *p, uint64_t seed, gx_msg *msg)
+{
+    const gx_tlb_cfg *t = &p->tlb;
+    if (t->n_levels < 1 || t->n_levels > GX_MAX_TLB_LEVELS)
+        return gx_fail(msg, GX_ECONFIG, "tlb.levels: 1 to %d levels required", GX_MAX_TLB_LEVELS);
+    ms->n_levels = t->n_levels;
+    for (int j = 0; j < t->n_levels; j++) {
+        const gx_tlb_level_cfg *l = &t->levels[j];
+        if (!isfinite(l->hit_latency_cycles) || l->hit_latency_cycles < 0)
+            return gx_fail(msg, GX_ECONFIG, "tlb.levels[%d].hit_latency_cycles: required (>= 0)",
+                           j);
+        int rc = gx_tlb_new(l, t, p->device.sm_count, gx_mix64(seed ^ (0x71b0u + (unsigned)j)),
+                            &ms->tlb[j], msg);
+        if (rc != GX_OK)
+            return rc;
+        ms->hit_lat[j] = l->hit_latency_cycles;
+        snprintf(ms->level_name[j], sizeof ms->level_name[j], "%s",
+                 l->name[0] ? l->name : "L?");
+        if (gx_slots_init(&ms->slots[j], l->outstanding_misses))
+            return gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
+    }
+    int rc = gx_walker_new(t, ms->vm, p->l2.line_bytes, pt_read, ms, seed, &ms->walker, msg);
+    if (rc == GX_OK)
+        rc = gx_coalescer_new(t, p->device.sm_count, &ms->co, msg);
+    ms->xlate = rc == GX_OK;
+    return rc;
+}
+
+int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out, gx_msg *msg)
+{
+    *out = NULL;
+    if (!gx_is_pow2_u64(p->memory.page_bytes))
+        return gx_fail(msg, GX_ECONFIG,
+                       "memory.page_bytes: %llu, a power of two is required by the model",
+                       (unsigned long long)p->memory.page_bytes);
+    if (!p->l2.present || !gx_is_pow2_u64(p->l2.sector_bytes))
+        return gx_fail(msg, GX_ECONFIG, "l2.sector_bytes: a power of two is required by the model");
+    gx_memsys *ms = calloc(1, sizeof *ms);
+    if (!ms)
+        return gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
+    ms->sector_shift = (uint32_t)__builtin_ctz(p->l2.sector_bytes);
+    gx_l2_opts lo = {cfg->noise, cfg->skew, cfg->seed};
+    gx_vmem_cfg vc = {p->memory.page_bytes, cfg->phys_bytes, cfg->frames_seed, &p->tlb};
+    int rc = gx_dram_new(p, &ms->dram, msg);
+    if (rc == GX_OK)
+        rc = gx_l2_new(p, &lo, &ms->l2, msg);
+    if (rc == GX_OK) {
+        gx_l2_set_dram(ms->l2, ms->dram);
+        rc = gx_vmem_new(&vc, &ms->vm, msg);
+    }
+    if (rc == GX_OK && p->tlb.present)
+        rc = build_translation(ms, p, cfg->seed, msg);
+    if (rc != GX_OK) {
+        gx_memsys_free(ms);
+        return rc;
+    }
+    *out = ms;
+    return GX_OK;
+}
+
+void gx_memsys_free(gx_memsys *ms)
+{
+    if (!ms)
+        return;
+    gx_l2_free(ms->l2);
+    gx_dram_free(ms->dram);
+    gx_vmem_free(ms->vm);
+    for (int j = 0; j < GX_MAX_TLB_LEVELS; j++) {
+        gx_tlb_free(ms->tlb[j]);
+        gx_slots_free(&ms->slots[j]);
+    }
+    gx_walker_free(ms->walker);
+    gx_coalescer_free(ms->co);
+    free(ms);
+}
+
+gx_l2 *gx_memsys_l2(gx_memsys *ms)
+{
+    return ms->l2;
+}
+
+gx_vmem *gx_memsys_vmem(gx_memsys *ms)
+{
+    return ms->vm;
+}
+
+int gx_memsys_locate_ahead(gx_memsys *ms, uint64_t va, uint32_t sm, gx_l2_loc *loc)
+{
+    uint64_t pa;
+    if (!gx_vmem_pa_known(ms->vm, va, &pa))
+        return 0;
+    gx_l2_locate(ms->l2, pa, loc);
+    gx_l2_prefetch_loc(ms->l2, loc, sm);
+    return 1;
+}
+
+/* The second and later sectors of an access that spans several (rare in
+ * coalesced traces); returns the largest latency. */
+static __attribute__((noinline)) double more_sectors(gx_memsys *ms, uint64_t va, uint32_t size,
+                                                     uint32_t sm, gx_l2_op op, double lat,
+                                                     uint64_t *sectors)
+{
+    const uint32_t sh = ms->sector_shift;
+    uint64_t first = va >> sh, end = va + size - 1;
+    uint64_t last = (end < va ? UINT64_MAX : end) >> sh;
+    gx_l2_result r;
+    for (uint64_t k = first + 1; k <= last && k; k++) {
+        gx_l2_access(ms->l2, gx_vmem_pa(ms->vm, k << sh), sm, op, &r);
+        lat = r.latency_cycles > lat ? r.latency_cycles : lat;
+    }
+    *sectors += last - first;
+    return lat;
+}
+
+double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t sm,
+                            gx_l2_op op, const gx_l2_loc *loc, uint64_t *sectors)
+{
+    gx_l2_result r;
+    if (loc)
+        gx_l2_access_loc(ms->l2, loc, sm, op, &r);
+    else
+        gx_l2_access(ms->l2, gx_vmem_pa(ms->vm, va), sm, op, &r);
+    *sectors += 1;
+    const uint64_t smask = ((uint64_t)1 << ms->sector_shift) - 1;
+    if ((va & smask) + size > smask + 1)
+        return more_sectors(ms, va, size, sm, op, r.latency_cycles, sectors);
+    return r.latency_cycles;
+}
+
+/* ------------------------------------------------------------------ */
+/* translation: TLB levels -> walker, for one page request */
+
+typedef struct xlate {
+    int fault, tlb_hit, leaf_read;
+    uint64_t page_base, page_bytes;
+    double cycles;
+    int n_nb; /* the walk's valid final neighbours (same fetch) */
+    uint64_t nb_va[GX_VMEM_MAX_FETCH], nb_bytes[GX_VMEM_MAX_FETCH];
+} xlate;
+
+/* Install a walked page, and the neighbours its fetch returned into the
+ * same multi-page entry (a widened group's other pages are installed as it
+ * serves them: serve()). */
+static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
+{
+    for (int j = 0; j < ms->n_levels; j++) {
+        gx_tlb_fill(ms->tlb[j], sm, va, x->page_bytes);
+        for (int k = 0; k < x->n_nb; k++)
+            if (x->nb_bytes[k] == x->page_bytes)
+                gx_tlb_fill_neighbour(ms->tlb[j], sm, va, x->nb_va[k], x->page_bytes);
+    }
+}
+
+static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *x)
+{
+    x->fault = x->tlb_hit = x->leaf_read = x->n_nb = 0; /* nb_* used up to n_nb only */
+    double c = 0;
+    int took[GX_MAX_TLB_LEVELS];
+    int hit = -1;
+    uint64_t s = 0;
+    for (int j = 0; j < ms->n_levels && hit < 0; j++) {
+        c += ms->hit_lat[j];
+        took[j] = 0;
+        if (gx_tlb_lookup(ms->tlb[j], sm, va, &s)) {
+            hit = j;
+            break;
+        }
+        gx_slots *sl = &ms->slots[j];
+        if (sl->n) { /* a miss needs one of the level's outstanding-miss slots */
+            double f = gx_slots_earliest(sl);
+            if (f > t + c) {
+                c = f - t;
+                ms->miss_slot_stalls++;
+            }
+            took[j] = 1;
+        }
+    }
+    if (hit >= 0) {
+        x->tlb_hit = 1;
+        x->page_bytes = s;
+        x->page_base = va & ~(s - 1);
+        for (int j = 0; j < hit; j++)
+            gx_tlb_fill(ms->tlb[j], sm, va, s);
+    } else {
+        gx_walk w;
+        gx_walker_walk(ms->walker, va, sm, t + c, &w);
+        c += w.queue_cycles + w.walk_cycles;
+        x->fault = w.fault;
+        x->leaf_read = w.leaf_read;
+        x->page_base = w.page_base;
+        x->page_bytes = w.page_bytes;
+        x->n_nb = w.n_neighbours;
+        memcpy(x->nb_va, w.neighbour_va, (size_t)w.n_neighbours * sizeof *x->nb_va);
+        memcpy(x->nb_bytes, w.neighbour_bytes, (size_t)w.n_neighbours * sizeof *x->nb_bytes);
+        if (!w.fault)
+            fill_levels(ms, sm, va, x);
+    }
+    int looked = hit >= 0 ? hit : ms->n_levels;
+    for (int j = 0; j < looked; j++) /* the slots are held until the translation returns */
+        if (took[j])
+            gx_slots_take(&ms->slots[j], t + c);
+    x->cycles = c;
+}
+
+/* ------------------------------------------------------------------ */
+/* the coalescer's grouping of one warp instruction */
+
+typedef struct group_ctx {
+    gx_memsys *ms;
+    const gx_memsys_req *req;
+    uint32_t n, sm;
+    double t;
+    uint8_t *done;
+    double *cyc;
+    uint8_t *fault;
+    uint64_t coalesced, widened;
+} group_ctx;
+
+static int is_write(const gx_memsys_req *r)
+{
+    return r->op != GX_L2_READ;
+}
+
+/* Is va among the pages x's walk returned (its own page or a neighbour)? */
+static int in_fetch(const xlate *x, uint64_t va)
+{
+    if (va - x->page_base < x->page_bytes)
+        return 1;
+    for (int k = 0; k < x->n_nb; k++)
+        if (x->nb_bytes[k] == x->page_bytes && va - x->nb_va[k] < x->nb_bytes[k])
+            return 1;
+    return 0;
+}
+
+/* Requests still open that x's translation (of leader l, mode m) serves:
+ * the same page at its grouping granule (a mispredicted group re-coalesced
+ * upwards), and with widening the other pages of its fetch. */
+static void serve(group_ctx *g, uint32_t l, const xlate *x, const uint8_t *member, int widen,
+                  double extra)
+{
+    const gx_memsys_req *r = g->req;
+    uint64_t gran = x->fault ? 0 : gx_coalescer_granule(g->ms->co, x->page_bytes);
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (g->done[i] || is_write(&r[i]) != is_write(&r[l]))
+            continue;
+        int same, widened = 0;
+        if (x->fault) {
+            same = i == l || (member[i] && r[i].va >> 12 == r[l].va >> 12);
+        } else {
+            same = r[i].va / gran == r[l].va / gran;
+            widened = !same && widen && member[i] && !x->tlb_hit && in_fetch(x, r[i].va);
+        }
+        if (!same && !widened)
+            continue;
+        if (widened) /* a page of the group that came back in the walk's fetch */
+            for (int j = 0; j < g->ms->n_levels; j++)
+                gx_tlb_fill(g->ms->tlb[j], g->sm, r[i].va, x->page_bytes);
+        g->done[i] = 1;
+        g->cyc[i] = extra + x->cycles;
+        g->fault[i] = (uint8_t)x->fault;
+    }
+}
+
+/* Translate group k's open members: its leader at the predicted size, then
+ * (re-coalesced at the real size) each remaining page after the group's
+ * translation returned. */
+static void run_group(group_ctx *g, const uint8_t *member, uint64_t predicted, int widen)
+{
+    gx_memsys *ms = g->ms;
+    double extra = 0;
+    int first = 1;
+    for (;;) {
+        uint32_t l = UINT32_MAX;
+        for (uint32_t i = 0; i < g->n && l == UINT32_MAX; i++)
+            if (member[i] && !g->done[i])
+                l = i;
+        if (l == UINT32_MAX)
+            return;
+        xlate x;
+        translate(ms, g->req[l].va, g->sm, g->t + extra, &x);
+        g->coalesced++;
+        if (first) {
+            if (x.tlb_hit)
+                gx_coalescer_train_neighbour(ms->co, g->sm, 0);
+            else if (x.leaf_read)
+                gx_coalescer_train_neighbour(ms->co, g->sm, 1);
+            if (!x.fault)
+                (void)gx_coalescer_train_size(ms->co, g->sm, predicted, x.page_bytes);
+        }
+        serve(g, l, &x, member, widen && first, extra);
+        extra += x.cycles;
+        first = 0;
+    }
+}
+
+static void translate_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n, double t,
+                            double *cyc, uint8_t *fault)
+{
+    uint8_t done[GX_MEMSYS_MAX_GROUP], member[GX_MEMSYS_MAX_GROUP];
+    uint64_t key[GX_MEMSYS_MAX_GROUP];
+    memset(done, 0, n);
+    group_ctx g = {ms, req, n, req[0].sm, t, done, cyc, fault, 0, 0};
+    uint64_t predicted = gx_coalescer_predict(ms->co, g.sm);
+    uint32_t pages = gx_coalescer_group_pages(ms->co, g.sm);
+    uint32_t gsh = (uint32_t)gx_log2_u64(gx_coalescer_granule(ms->co, predicted));
+    uint32_t wsh = gsh + (uint32_t)gx_log2_u64(pages);
+    for (uint32_t i = 0; i < n; i++)
+        key[i] = (req[i].va >> wsh) << 1 | (uint64_t)is_write(&req[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        int several = 0; /* the group spans several pages of the predicted size */
+        for (uint32_t k = 0; k < n; k++) {
+            member[k] = !done[k] && key[k] == key[i];
+            several |= member[k] && req[k].va >> gsh != req[i].va >> gsh;
+        }
+        g.widened += (uint64_t)(pages > 1 && several);
+        run_group(&g, member, predicted, pages > 1);
+    }
+    gx_coalescer_count(ms->co, n, g.coalesced, g.widened);
+}
+
+/* Every sector of one translated request through the L2 (VA -> PA by the
+ * frames, as without translation). */
+static double phys(gx_memsys *ms, const gx_memsys_req *r, uint64_t *sectors)
+{
+    return gx_memsys_access_off(ms, r->va, r->size, r->sm, (gx_l2_op)r->op, NULL, sectors);
+}
+
+void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n, double t,
+                            gx_memsys_res *res)
+{
+    if (n > GX_MEMSYS_MAX_GROUP)
+        n = GX_MEMSYS_MAX_GROUP;
+    if (!n)
+        return;
+    if (!ms->xlate) {
+        for (uint32_t i = 0; i < n; i++) {
+            memset(&res[i], 0, sizeof res[i]);
+            res[i].latency_cycles = phys(ms, &req[i], &res[i].sectors);
+        }
+        return;
+    }
+    double cyc[GX_MEMSYS_MAX_GROUP];
+    uint8_t fault[GX_MEMSYS_MAX_GROUP];
+    translate_group(ms, req, n, t, cyc, fault);
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        res[i].translation_cycles = cyc[i];
+        res[i].fault = fault[i];
+        res[i].latency_cycles = cyc[i] + (fault[i] ? 0 : phys(ms, &req[i], &res[i].sectors));
+        ms->translation_cycles += cyc[i];
+        ms->faults += fault[i];
+    }
+    ms->accesses += n;
+}
+
+int gx_memsys_translating(const gx_memsys *ms)
+{
+    return ms->xlate;
+}
+
+double gx_memsys_window(const gx_memsys *ms)
+{
+    return ms->xlate ? gx_coalescer_window(ms->co) : 0;
+}
+
+int gx_memsys_map(gx_memsys *ms, uint64_t va, uint64_t bytes, uint64_t page_bytes,
+                  gx_msg *msg)
+{
+    int rc = ms->xlate ? gx_vmem_map(ms->vm, va, bytes, page_bytes, msg)
+                       : gx_fail(msg, GX_EINVAL, "memsys: a MAP without a tlb section");
+    ms->maps++;
+    ms->maps_rejected += rc != GX_OK;
+    return rc;
+}
+
+void gx_memsys_invalidate(gx_memsys *ms, uint64_t va, uint64_t bytes)
+{
+    (void)va;
+    (void)bytes;
+    if (!ms->xlate)
+        return;
+    for (int j = 0; j < ms->n_levels; j++)
+        gx_tlb_flush(ms->tlb[j]);
+    gx_walker_invalidate(ms->walker);
+    ms->invalidations++;
+}

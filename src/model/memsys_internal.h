@@ -1,0 +1,29 @@
+/* memsys_internal.h - private to src/model: the assembled memory system's
+ * state, shared by memsys.c (assembly, access path) and memsys_stats.c
+ * (statistics output). */
+#ifndef GX_MEMSYS_INTERNAL_H
+#define GX_MEMSYS_INTERNAL_H
+
+#include "gpuxray/dram.h"
+#include "gpuxray/memsys.h"
+#include "slots.h"
+
+struct gx_memsys {
+    gx_l2 *l2;
+    gx_dram *dram;
+    gx_vmem *vm;
+    uint32_t sector_shift;
+    /* translation (tlb present) */
+    int xlate;
+    int n_levels;
+    gx_tlb *tlb[GX_MAX_TLB_LEVELS];
+    double hit_lat[GX_MAX_TLB_LEVELS];
+    gx_slots slots[GX_MAX_TLB_LEVELS]; /* outstanding misses of each level (n 0: unlimited) */
+    char level_name[GX_MAX_TLB_LEVELS][16];
+    gx_walker *walker;
+    gx_coalescer *co;
+    uint64_t accesses, faults, maps, maps_rejected, invalidations, miss_slot_stalls;
+    double translation_cycles;
+};
+
+#endif

@@ -1,0 +1,273 @@
+/* walker.c - the page-table walker (see walker.h).
+ *
+ * Models:
+ * - walkers concurrent walks; a walk that finds them all busy waits in a
+ *   FIFO queue of queue_entries (0: unbounded); when the queue is full too,
+ *   it retries until a queue slot frees (a slot frees when its walk starts).
+ *   Requests are served in the order they arrive.
+ * - PWC and neighbour PWC: gx_cache instances (one 32-byte sector per line,
+ *   the entry), entries / ways sets, the registry's policy; the tag is the
+ *   entry's key (level, table, index), the set its index mod sets.
+ * - Walk time: the sum of the PWC hit latencies and the reads' latencies,
+ *   one level after another (a walk's steps depend on each other).
+ *
+ * Notes: pwcInvalidations / pwc2Invalidations count invalidations that
+ * emptied the cache (the cache keeps no count of its valid entries). */
+#include "gpuxray/walker.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../slots.h"
+#include "gpuxray/bits.h"
+#include "gpuxray/cache.h"
+
+#define PWC_LINE_BYTES 32 /* one sector: an entry present or not */
+
+struct gx_walker {
+    gx_vmem *vm;
+    gx_walker_read_fn read;
+    void *ctx;
+    uint32_t fetch_bytes;
+    double fixed_read; /* NaN: through read() */
+    gx_cache *pwc, *npwc;
+    uint64_t pwc_sets, npwc_sets;
+    double pwc_lat, npwc_lat;
+    gx_slots walkers; /* cycle each walker frees */
+    gx_slots queue;   /* cycle each queue slot frees (its walk starts); n 0: unbounded */
+    gx_walker_stats st;
+};
+
+static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t seed,
+                       gx_cache **out, uint64_t *sets, double *lat, gx_msg *msg)
+{
+    *out = NULL;
+    if (!c->present)
+        return GX_OK;
+    if (!c->entries || !c->ways || c->entries % c->ways)
+        return gx_fail(msg, GX_ECONFIG, "%s.ways: %u does not divide entries %u", field, c->ways,
+                       c->entries);
+    if (!isfinite(c->hit_latency_cycles) || c->hit_latency_cycles < 0)
+        return gx_fail(msg, GX_ECONFIG, "%s.hit_latency_cycles: required (>= 0)", field);
+    *sets = c->entries / c->ways;
+    *lat = c->hit_latency_cycles;
+    gx_cache_cfg cc = {PWC_LINE_BYTES, PWC_LINE_BYTES, c->ways, *sets,
+                       c->policy[0] ? c->policy : "lru", seed};
+    int rc = gx_cache_new(&cc, out, msg);
+    if (rc != GX_OK)
+        return gx_fail(msg, rc, "%s: %s", field, msg ? msg->text : "");
+    return GX_OK;
+}
+
+static int check_cfg(const gx_tlb_cfg *t, uint32_t line_bytes, gx_msg *msg)
+{
+    uint32_t f = t->walker.fetch_bytes;
+    if (!gx_is_pow2_u64(f) || f < t->pte_bytes || f > line_bytes)
+        return gx_fail(msg, GX_ECONFIG,
+                       "tlb.walker.fetch_bytes: %u is not a power of two from pte_bytes (%u) to "
+                       "the L2 line (%u)",
+                       f, t->pte_bytes, line_bytes);
+    if (!t->walker.walkers)
+        return gx_fail(msg, GX_ECONFIG, "tlb.walker.walkers: at least 1 required");
+    double fr = t->walker.fixed_read_cycles;
+    if (!isnan(fr) && !(fr >= 0 && isfinite(fr)))
+        return gx_fail(msg, GX_ECONFIG, "tlb.walker.fixed_read_cycles: %g is not >= 0", fr);
+    return GX_OK;
+}
+
+int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walker_read_fn read,
+                  void *ctx, uint64_t seed, gx_walker **out, gx_msg *msg)
+{
+    *out = NULL;
+    int rc = check_cfg(t, line_bytes, msg);
+    if (rc != GX_OK)
+        return rc;
+    gx_walker *w = calloc(1, sizeof *w);
+    if (!w)
+        return gx_fail(msg, GX_ENOMEM, "walker: out of memory");
+    w->vm = vm;
+    w->read = read;
+    w->ctx = ctx;
+    w->fetch_bytes = t->walker.fetch_bytes;
+    w->fixed_read = t->walker.fixed_read_cycles;
+    if (gx_slots_init(&w->walkers, t->walker.walkers) ||
+        gx_slots_init(&w->queue, t->walker.queue_entries))
+        rc = gx_fail(msg, GX_ENOMEM, "walker: out of memory");
+    if (rc == GX_OK)
+        rc = small_cache(&t->walker.pwc, "tlb.walker.pwc", gx_mix64(seed ^ 0x9c1ULL), &w->pwc,
+                         &w->pwc_sets, &w->pwc_lat, msg);
+    if (rc == GX_OK)
+        rc = small_cache(&t->walker.neighbour_pwc, "tlb.walker.neighbour_pwc",
+                         gx_mix64(seed ^ 0x9c2ULL), &w->npwc, &w->npwc_sets, &w->npwc_lat, msg);
+    if (rc != GX_OK) {
+        gx_walker_free(w);
+        return rc;
+    }
+    *out = w;
+    return GX_OK;
+}
+
+void gx_walker_free(gx_walker *w)
+{
+    if (!w)
+        return;
+    gx_cache_free(w->pwc);
+    gx_cache_free(w->npwc);
+    gx_slots_free(&w->walkers);
+    gx_slots_free(&w->queue);
+    free(w);
+}
+
+/* The cycle the walk requested at t starts (it takes a queue slot when it
+ * must wait, retrying while the queue is full). */
+static double admit(gx_walker *w, double t)
+{
+    double wf = gx_slots_earliest(&w->walkers);
+    double start = wf > t ? wf : t;
+    if (start > t) {
+        w->st.queued_walks++;
+        if (w->queue.n) {
+            double qf = gx_slots_earliest(&w->queue);
+            double enter = qf > t ? qf : t;
+            if (enter > t)
+                w->st.queue_retries++;
+            if (enter > start)
+                start = enter;
+            gx_slots_take(&w->queue, start);
+        }
+    }
+    return start;
+}
+
+static int probe(gx_cache *c, uint64_t sets, const gx_vmem_pte *e)
+{
+    return gx_cache_access(c, (e->key >> 6) % sets, e->key, 0, 0, NULL) == GX_CACHE_HIT;
+}
+
+static void insert(gx_cache *c, uint64_t sets, const gx_vmem_pte *e)
+{
+    gx_cache_insert(c, (e->key >> 6) % sets, e->key, 1u, NULL);
+}
+
+static double read_block(gx_walker *w, int level, const gx_vmem_pte *e, uint32_t sm)
+{
+    w->st.page_table_reads++;
+    w->st.reads_by_level[level]++;
+    if (!isnan(w->fixed_read))
+        return w->fixed_read;
+    return w->read(w->ctx, e->pa & ~((uint64_t)w->fetch_bytes - 1), sm);
+}
+
+/* After the read of final entry e: its valid final neighbours into the
+ * neighbour PWC and into out (for the TLBs); invalid ones skipped. */
+static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_walk *out)
+{
+    gx_vmem_pte blk[GX_VMEM_MAX_FETCH];
+    int n = gx_vmem_fetch_block(w->vm, level, e, w->fetch_bytes, blk);
+    for (int j = 0; j < n; j++) {
+        if (blk[j].key == e->key)
+            continue;
+        if (blk[j].kind != GX_PTE_FINAL) {
+            if (blk[j].kind == GX_PTE_INVALID)
+                w->st.pwc2_invalid_neighbours_skipped++;
+            continue;
+        }
+        if (w->npwc) {
+            insert(w->npwc, w->npwc_sets, &blk[j]);
+            w->st.pwc2_insertions++;
+        }
+        out->neighbour_va[out->n_neighbours] = blk[j].va_base;
+        out->neighbour_bytes[out->n_neighbours++] = blk[j].page_bytes;
+    }
+}
+
+/* One level of the walk: 1 when the walk ends here (final or fault). */
+static int step(gx_walker *w, int level, uint64_t va, uint32_t sm, gx_walk *out)
+{
+    gx_vmem_pte e;
+    gx_vmem_entry(w->vm, level, va, &e);
+    int last = level + 1 == gx_vmem_pt_levels(w->vm);
+    if (w->pwc && !last) {
+        w->st.pwc_accesses++;
+        if (probe(w->pwc, w->pwc_sets, &e)) {
+            w->st.pwc_hits++;
+            w->st.pwc_hits_by_level[level]++;
+            out->walk_cycles += w->pwc_lat;
+            return 0;
+        }
+        w->st.pwc_misses++;
+    }
+    if (w->npwc && gx_vmem_level_can_be_final(w->vm, level)) {
+        w->st.pwc2_accesses++;
+        if (probe(w->npwc, w->npwc_sets, &e)) {
+            w->st.pwc2_hits++;
+            out->walk_cycles += w->npwc_lat;
+            out->page_base = e.va_base;
+            out->page_bytes = e.page_bytes;
+            return 1;
+        }
+        w->st.pwc2_misses++;
+    }
+    out->walk_cycles += read_block(w, level, &e, sm);
+    if (e.kind == GX_PTE_INVALID) {
+        out->fault = 1;
+        return 1;
+    }
+    if (e.kind == GX_PTE_TABLE) {
+        if (w->pwc) { /* known non-final only now: the deferred insertion */
+            insert(w->pwc, w->pwc_sets, &e);
+            w->st.pwc_insertions++;
+        }
+        return 0;
+    }
+    out->leaf_read = 1;
+    out->page_base = e.va_base;
+    out->page_bytes = e.page_bytes;
+    take_neighbours(w, level, &e, out);
+    return 1;
+}
+
+static uint32_t lat_bucket(double c)
+{
+    if (!(c >= 1))
+        return 0;
+    uint32_t b = (uint32_t)gx_log2_u64(c >= 9.0e18 ? UINT64_MAX : (uint64_t)c) + 1;
+    return b < GX_WALK_LAT_BUCKETS ? b : GX_WALK_LAT_BUCKETS - 1;
+}
+
+void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *out)
+{
+    out->fault = out->leaf_read = out->n_neighbours = 0; /* neighbours: up to n_neighbours */
+    out->page_base = out->page_bytes = 0;
+    out->walk_cycles = 0;
+    double start = admit(w, t);
+    out->queue_cycles = start - t;
+    int n = gx_vmem_pt_levels(w->vm);
+    for (int level = 0; level < n; level++)
+        if (step(w, level, va, sm, out))
+            break;
+    gx_slots_take(&w->walkers, start + out->walk_cycles);
+    w->st.walks++;
+    w->st.faults += (uint64_t)out->fault;
+    w->st.queue_cycles += out->queue_cycles;
+    w->st.walk_cycles += out->walk_cycles;
+    w->st.lat_hist[lat_bucket(out->queue_cycles + out->walk_cycles)]++;
+}
+
+void gx_walker_invalidate(gx_walker *w)
+{
+    if (w->pwc) {
+        gx_cache_flush(w->pwc);
+        w->st.pwc_invalidations++;
+    }
+    if (w->npwc) {
+        gx_cache_flush(w->npwc);
+        w->st.pwc2_invalidations++;
+    }
+}
+
+void gx_walker_get_stats(const gx_walker *w, gx_walker_stats *s)
+{
+    *s = w->st;
+}
