@@ -4,7 +4,9 @@
  * test is exact (W+1 congruent lines overflow, W fit); randomized and
  * pruned-tree policies and a near-far L2 give their ways too; hopper-like
  * (slice and set hashes with many bits above the page) needs slice-guided
- * pools and still gives 16 within the bar. */
+ * pools and still gives 16 within the bar; when the first set's pool holds
+ * no congruent line beyond those its reduction used, the policy stage grows
+ * it and still finds its W more congruent lines. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "gpuxray/generate.h"
 #include "gpuxray/profile.h"
+#include "gpuxray/slicepredict.h"
 #include "gpuxray/target.h"
 #include "infer/evset.h"
 #include "infer/infer.h"
@@ -69,8 +72,10 @@ static void open_generated(fixture *f, uint64_t gen_seed, const char *policy, ui
 
 static void close_fixture(fixture *f)
 {
-    for (int i = 0; i < f->ctx->n_evsets; i++)
+    for (int i = 0; i < f->ctx->n_evsets; i++) {
         free(f->ctx->evsets[i].lines);
+        free(f->ctx->evsets[i].pool);
+    }
     gx_hash_clear(&f->ctx->slice_hash);
     gx_hash_clear(&f->ctx->set_hash);
     gx_profile_free(f->ctx->out);
@@ -269,6 +274,47 @@ static void test_hopper_guided(void **state)
     close_fixture(&f);
 }
 
+/* The policy stage needs W lines congruent with a set beyond the W its
+ * reduction took. A pool cut right after its evicting prefix holds no more
+ * (the prefix ends at the W-th congruent line), and no other set is left
+ * to fall back on: the stage must grow the pool by further pages of the
+ * target's slice class and finish. */
+static void test_policy_dry_pool(void **state)
+{
+    (void)state;
+    if (gx_test_sanitizer()) {
+        skip(); /* hopper-like: too slow under the sanitizers */
+        return;
+    }
+    fixture f;
+    char spec[4200];
+    snprintf(spec, sizeof spec, "sim:%s", gx_test_path("profiles/hopper-like.json"));
+    open_spec(&f, spec, 11);
+    prerequisites(&f);
+    assert_int_equal(gx_ways_arena_prepare(f.ctx), GX_OK); /* as the pipeline: before slices */
+    if (gx_stage_slices(f.ctx) != GX_OK)
+        fail_msg("hopper-like slices: %s", f.msg.text);
+    if (gx_stage_ways(f.ctx) != GX_OK)
+        fail_msg("hopper-like ways: %s", f.msg.text);
+    gx_evset *e = &f.ctx->evsets[0];
+    assert_non_null(e->pool);
+    assert_true(e->pool_used > 0 && e->pool_used <= e->n_pool);
+    e->n_pool = e->pool_used;
+    for (int i = 1; i < f.ctx->n_evsets; i++) {
+        free(f.ctx->evsets[i].lines);
+        free(f.ctx->evsets[i].pool);
+    }
+    f.ctx->n_evsets = 1;
+    size_t before = e->n_pool;
+    int rc = gx_stage_policy(f.ctx);
+    if (rc != GX_OK)
+        fail_msg("policy on a dry pool: %s", f.msg.text);
+    assert_true(f.ctx->evsets[0].n_pool > before);
+    gx_slicepred_free(f.ctx->slicepred);
+    f.ctx->slicepred = NULL;
+    close_fixture(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_pruned_plru),
         cmocka_unit_test(test_near_far),
         cmocka_unit_test(test_hopper_guided),
+        cmocka_unit_test(test_policy_dry_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

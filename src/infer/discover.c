@@ -170,13 +170,12 @@ static void capacity_check(gx_infer *ctx)
 
 static void free_ctx(gx_infer *ctx)
 {
-    for (int i = 0; i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++)
+    for (int i = 0; i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
         free(ctx->evsets[i].lines);
+        free(ctx->evsets[i].pool);
+    }
     gx_hash_clear(&ctx->slice_hash);
     gx_hash_clear(&ctx->set_hash);
-    free(ctx->evset_pool);
-    ctx->evset_pool = NULL;
-    ctx->n_evset_pool = 0;
     gx_slicepred_free(ctx->slicepred);
     ctx->slicepred = NULL;
 }

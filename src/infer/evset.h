@@ -142,4 +142,11 @@ int gx_evx_more_congruent(gx_evx *ev, const uint64_t *evset, size_t n_evset,
  * replaced between slices and the later stages. */
 int gx_ways_arena_prepare(gx_infer *ctx);
 
+/* Grow es's candidate pool (stage_ways.c): append the lines of up to n_new
+ * more arena pages (random, not yet in the pool, identified by the slices
+ * stage's predictor) that the predictor puts in es->target's slice class.
+ * *added = lines appended. GX_EUNSURE without a predictor or when the
+ * target's page cannot be identified. */
+int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added);
+
 #endif

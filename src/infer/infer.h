@@ -21,6 +21,10 @@ typedef struct gx_evset {
     uint64_t target;     /* the line the set evicts (arena offset) */
     uint32_t n;
     uint64_t *lines;     /* n congruent offsets (owned), not including target */
+    uint64_t *pool;      /* candidates the set was reduced from (owned): lines predicted in the
+                            target's slice class, or NULL: the same offset in every page */
+    size_t n_pool;
+    uint32_t pool_used;  /* length of the pool's prefix the reduction needed (0: unknown) */
 } gx_evset;
 
 typedef struct gx_infer {
@@ -69,9 +73,6 @@ typedef struct gx_infer {
     int n_evsets;
     gx_evset evsets[GX_INFER_MAX_EVSETS];
     uint32_t evsets_generation; /* (helper B) arena_generation the evsets' offsets belong to */
-    uint64_t *evset_pool;       /* slice-guided pool of evsets[0] (owned), or NULL: lines
-                                   predicted in its target's slice, for the policy stage */
-    size_t n_evset_pool;
     double ways_gap;            /* (helper B) hit -> evicted latency gap the ways stage used */
 
     /* slices */

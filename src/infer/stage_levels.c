@@ -52,7 +52,12 @@
 #define LV_TIMED_STEPS 2048u
 #define LV_SWEEP_PROBES 48
 #define LV_FAR_PROBES 96
-#define LV_STREAM_LINES 64 /* far hits back to back, for far_stream_extra */
+#define LV_STREAM_LINES 64 /* far hits back to back in one seq (a diagnostic) */
+#define LV_STREAM_CHASES 3 /* chases over the far plateau, for far_stream_extra */
+/* the far plateau is measured only where the combined capacity leaves room
+ * for one: at least this multiple of the first level (below, the footprint
+ * halfway between them sits in the transitions at both ends) */
+#define LV_STREAM_MIN_RATIO 1.3
 #define LV_CAP_PROBES 3072
 #define LV_COLD 40
 #define LV_COLD_ATTEMPTS 3
@@ -428,6 +433,65 @@ static int curve_capacity2(lv_state *s, double c1, double *c2, double *sd)
     return GX_OK;
 }
 
+/* The chase's mean step over the far plateau: median of LV_STREAM_CHASES
+ * chases, each over every line of a contiguous region (in a fresh random
+ * cyclic order) halfway between the first level and the combined capacity.
+ * Every line of a contiguous region: each set holds as many chain lines as
+ * the next (a chain of random lines overfills some sets before others,
+ * which mixes DRAM misses or near hits into the plateau). Every step is a
+ * far hit that follows a far hit, so its excess over the near plateau + the
+ * far delta of isolated far hits is the extra cost of far hits back to
+ * back (the model's far_stream_extra). *far_delta: the median delta of the
+ * chase's next lines (the oldest: all in the far level), probed in pairs
+ * after each chase: 3 x 96 far samples where the topology test's random
+ * lines at 1.4x the first level give ~35. The chase: 2048 steps per chase,
+ * where a 64-load seq stream (its loop leaves gaps a chase does not have)
+ * read +6 and +39 on two runs of one chip. c1, c2 in lines. *y = NaN when
+ * the levels leave no plateau between them. The random stream is restored
+ * after: later stages draw what they drew without this measurement. */
+static int far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
+                            double *far_delta)
+{
+    gx_infer *ctx = s->ctx;
+    *y = NAN;
+    *far_delta = NAN;
+    if (!line || !isfinite(c1) || !isfinite(c2) || c2 < LV_STREAM_MIN_RATIO * c1)
+        return GX_OK;
+    size_t n = (size_t)(0.5 * (c1 + c2));
+    if ((uint64_t)n * line > ctx->arena_work_bytes)
+        return GX_OK;
+    uint64_t *chain = malloc(n * sizeof *chain);
+    if (!chain)
+        return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
+    double ys[LV_STREAM_CHASES], fd[LV_STREAM_CHASES * LV_FAR_PROBES];
+    size_t nfd = 0, k = n / 8 < LV_FAR_PROBES ? n / 8 : LV_FAR_PROBES;
+    double hi = 0.5 * (s->far_delta + s->dram_delta);
+    gx_rng keep = ctx->rng;
+    int rc = GX_OK;
+    for (int i = 0; rc == GX_OK && i < LV_STREAM_CHASES; i++) {
+        infer_chain_strided(&ctx->rng, 0, line, n, chain);
+        rc = infer_chase(ctx, chain, n, 2, 1, LV_TIMED_STEPS, 0, &ys[i]);
+        /* isolated far hits of the same lines: the chase's next ones (the
+         * oldest, in the far level) */
+        size_t pos = n > LV_TIMED_STEPS ? LV_TIMED_STEPS : 0;
+        for (size_t j = 0; j < k; j++)
+            s->probe[j] = chain[(pos + j) % n];
+        if (rc == GX_OK && (rc = infer_probe_pairs(ctx, s->probe, k, 0, NULL, s->delta)) == GX_OK)
+            for (size_t j = 0; j < k; j++)
+                if (s->delta[j] >= s->thr1 && s->delta[j] < hi)
+                    fd[nfd++] = s->delta[j];
+    }
+    ctx->rng = keep;
+    free(chain);
+    if (rc == GX_OK) {
+        *y = gx_median(ys, LV_STREAM_CHASES);
+        /* most of them must be far hits, or the footprint was not a plateau */
+        if (nfd >= (size_t)LV_STREAM_CHASES * k / 2 && nfd >= 8)
+            *far_delta = gx_median(fd, nfd);
+    }
+    return rc;
+}
+
 /* Topology test at F = 1.4 x the first level: far delta or DRAM delta? */
 static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
 {
@@ -575,8 +639,8 @@ static void report(gx_infer *ctx, const lv_skew *sk, double dram, double conf,
         if (isfinite(ctx->far_stream_extra)) {
             snprintf(v, sizeof v, "%.0f", ctx->far_stream_extra);
             infer_report_row(ctx, "l2.latency_cycles.far_stream_extra", v,
-                             "far hits back to back (the chase's next lines at 1.4x the first "
-                             "level) minus the far delta of isolated far hits",
+                             "chase over every line of a region between the levels (far hits "
+                             "back to back) minus near plateau and isolated far delta",
                              ctx->far_stream_extra > 0 ? conf : NAN,
                              in && ctx->far_stream_extra > 0);
         }
@@ -765,19 +829,6 @@ static int run_levels(lv_state *s)
     cp_segment pl[4];
     size_t np = cp_plateaus(ys, s->n, fmax(0.025 * ys[0], 3.0), 2, pl, 4);
     double chase1 = np > 0 && pl[0].first == 0 ? pl[0].level : ys[0];
-    /* A chase over the far test's footprint (between the near and the
-     * combined capacity) is a stream of far hits: each costs the chase's
-     * near plateau + the far delta, unless back-to-back far hits (line
-     * swaps) cost more, as on an H200 (+~40 cycles). */
-    ctx->far_stream_extra = NAN;
-    if (s->near_far && isfinite(s->far_stream)) {
-        double extra = s->far_stream - s->far_delta;
-        double floor_c = fmax(8.0, 0.05 * s->far_delta);
-        ctx->far_stream_extra = extra > floor_c ? extra : 0.0;
-        infer_progress(ctx, "levels: far hits back to back: delta %.0f vs %.0f alone: extra %.0f",
-                       s->far_stream, s->far_delta, extra);
-    }
-
     /* pair_noise: the spread of a hit-side delta (reload jitter), used for
      * unsure bands around hit/miss thresholds; dram_noise: the spread of
      * DRAM deltas (wide on real HBM), used for bounds on the miss side */
@@ -803,6 +854,23 @@ static int run_levels(lv_state *s)
     }
     ctx->line_bytes = line;
     ctx->line_conf = lconf;
+    /* A chase over the far plateau is a stream of far hits: each costs the
+     * chase's near plateau + the far delta, unless back-to-back far hits
+     * (line swaps) cost more, as on an H200 (+~40 cycles). */
+    ctx->far_stream_extra = NAN;
+    if (s->near_far && line) {
+        double ystream = NAN, fdelta = NAN;
+        if ((rc = far_stream_chase(s, caps[0] / LV_BLOCK_BYTES, caps[1] / LV_BLOCK_BYTES, line,
+                                   &ystream, &fdelta)) != GX_OK)
+            return rc;
+        double extra = ystream - chase1 - fdelta;
+        double floor_c = fmax(8.0, 0.05 * s->far_delta);
+        if (isfinite(extra))
+            ctx->far_stream_extra = extra > floor_c ? extra : 0.0;
+        infer_progress(ctx, "levels: far hits back to back: chase %.1f over the far plateau vs "
+                       "%.1f near + %.0f far delta: extra %.1f (seq stream delta %.0f)",
+                       ystream, chase1, fdelta, extra, s->far_stream);
+    }
     snprintf(ctx->line_how, sizeof ctx->line_how, "%s", lhow);
     record_curve(s, pl, np, caps, line);
     ctx->n_levels = nl;

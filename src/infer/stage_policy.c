@@ -69,6 +69,17 @@
 #define POL_EPS 0.01
 #define POL_CLOSE_LL 20.0
 #define POL_STALE_ID 100000u
+/* Finding B: a search whose B fails verification (a line probed congruent
+ * that is not) continues further down the candidates, at most this often */
+#define POL_B_ATTEMPTS 3
+/* Growing a pool that ran dry: each round adds as many pages as it spans
+ * (at least POL_GROW_MIN_PAGES, for a same-offset pool), so two rounds
+ * make 4x the pages and about 4x the congruent lines the ways stage's pool
+ * held (at least the W its reduction took): a dry pool is a matter of
+ * chance (the W lines left are expected where the prefix used half the
+ * pool), not of the chip, and doubling makes running dry again unlikely */
+#define POL_GROW_ROUNDS 2
+#define POL_GROW_MIN_PAGES 16u
 
 typedef struct pol_prog {
     size_t n, cap;
@@ -118,63 +129,142 @@ static void free_data(pol_data *d)
 
 /* ---- lines ---------------------------------------------------------------- */
 
-/* U = target + eviction set + W more congruent lines (B). */
-static int gather_lines(gx_infer *ctx, gx_evx *ev, const gx_evset *es, pol_data *d)
+/* Candidates for B: the set's pool (lines predicted in its target's slice
+ * class) from index `from` on, or, for a same-offset pool (NULL), the
+ * target's offset in every page; lines already in U left out, shuffled. */
+static int candidates(gx_infer *ctx, const gx_evset *es, size_t from, const pol_data *d,
+                      uint64_t **out, size_t *n_out)
 {
-    uint32_t w = es->n;
     uint64_t page = ctx->info->page_bytes;
-    uint64_t npages = ctx->arena_work_bytes / page;
-    d->w = w;
-    d->u[0] = es->target;
-    memcpy(d->u + 1, es->lines, w * sizeof *es->lines);
-    uint64_t off = es->target % page;
-    /* candidates: the slice-guided pool the ways stage used for this set
-     * (near-far cards, hashes above the page), else the same offset in
-     * every page */
-    int guided = es == &ctx->evsets[0] && ctx->evset_pool && ctx->n_evset_pool;
-    size_t cap = guided ? ctx->n_evset_pool : (size_t)(npages ? npages : 1);
-    uint64_t *cand = malloc(cap * sizeof *cand);
+    uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
+    size_t cap = es->pool ? (es->n_pool > from ? es->n_pool - from : 0) : (size_t)npages;
+    uint64_t *cand = malloc((cap ? cap : 1) * sizeof *cand);
     if (!cand)
         return gx_fail(ctx->msg, GX_ENOMEM, "policy: out of memory");
     size_t nc = 0;
-    for (uint64_t p = 0; p < (guided ? ctx->n_evset_pool : npages); p++) {
-        uint64_t x = guided ? ctx->evset_pool[p] : p * page + off;
+    for (size_t p = 0; p < cap; p++) {
+        uint64_t x = es->pool ? es->pool[from + p] : p * page + es->target % page;
         int used = 0;
-        for (uint32_t i = 0; i <= w && !used; i++)
+        for (uint32_t i = 0; i <= d->w && !used; i++)
             used = d->u[i] == x;
         if (!used)
             cand[nc++] = x;
     }
     gx_rng_shuffle_u64(&ctx->rng, cand, (uint64_t)nc);
-    /* B must be a minimal eviction set of the target too (a probe that
-     * mistook a line would make every prediction wrong): verified, and
-     * searched again further down the candidates when it fails */
-    int rc = GX_OK, ok = 0;
+    *out = cand;
+    *n_out = nc;
+    return GX_OK;
+}
+
+/* B = W lines of cand congruent with A's target (probed against A), which
+ * must form a minimal eviction set of the target too (a probe that
+ * mistook a line would make every prediction wrong): verified, and searched
+ * again further down the candidates when it fails. *ok = 1 when found. */
+static int find_b(gx_evx *ev, const pol_data *d, const uint64_t *cand, size_t nc, uint64_t *b,
+                  int *ok)
+{
+    uint32_t w = d->w;
+    int rc = GX_OK;
     size_t from = 0;
-    for (int attempt = 0; rc == GX_OK && !ok && attempt < 3 && from < nc; attempt++) {
+    *ok = 0;
+    for (int attempt = 0; rc == GX_OK && !*ok && attempt < POL_B_ATTEMPTS && from < nc;
+         attempt++) {
         size_t got = 0;
         size_t before = from;
-        rc = gx_evx_more_congruent(ev, es->lines, w, cand + from, nc - from, w, d->u + w + 1,
-                                   &got);
+        rc = gx_evx_more_congruent(ev, d->u + 1, w, cand + from, nc - from, w, b, &got);
         if (rc != GX_OK || got < w)
             break;
         /* continue after the last line taken */
         for (size_t i = from; i < nc; i++)
-            if (cand[i] == d->u[2 * w]) {
+            if (cand[i] == b[w - 1]) {
                 from = i + 1;
                 break;
             }
         if (from == before)
             from = nc;
-        rc = gx_evx_verify(ev, es->target, d->u + w + 1, w, &ok, NULL);
+        rc = gx_evx_verify(ev, d->u[0], b, w, ok, NULL);
     }
+    return rc;
+}
+
+/* A = es's target + its minimal eviction set, B searched in the given
+ * candidates; on success U = A + B. */
+static int try_set(gx_infer *ctx, gx_evx *ev, const gx_evset *es, size_t from, pol_data *d,
+                   int *ok)
+{
+    *ok = 0;
+    d->w = es->n;
+    d->u[0] = es->target;
+    memcpy(d->u + 1, es->lines, es->n * sizeof *es->lines);
+    uint64_t *cand = NULL;
+    size_t nc = 0;
+    int rc = candidates(ctx, es, from, d, &cand, &nc);
+    if (rc == GX_OK)
+        rc = find_b(ev, d, cand, nc, d->u + es->n + 1, ok);
     free(cand);
+    return rc;
+}
+
+/* Pages a set's pool spans (0 for a same-offset pool: it holds none of
+ * their class lines). */
+static uint32_t pool_pages(const gx_infer *ctx, const gx_evset *es)
+{
+    uint64_t page = ctx->info->page_bytes;
+    uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
+    uint8_t *seen = es->pool && npages ? calloc(npages, 1) : NULL;
+    uint32_t n = 0;
+    for (size_t i = 0; seen && i < es->n_pool; i++) {
+        uint64_t p = es->pool[i] / page;
+        if (p < npages && !seen[p]) {
+            seen[p] = 1;
+            n++;
+        }
+    }
+    free(seen);
+    return n;
+}
+
+/* U = target + eviction set + W more congruent lines (B). The ways stage's
+ * pools hold only a few W congruent lines (their reduction took W of them),
+ * so a pool can run dry: then the first set's pool grows by more pages of
+ * its target's slice class (each round doubles its pages, POL_GROW_ROUNDS
+ * rounds at most), and at last every other kept set is tried with its own
+ * pool. *used = the set U was built on. */
+static int gather_lines(gx_infer *ctx, gx_evx *ev, pol_data *d, int *used)
+{
+    gx_evset *es = &ctx->evsets[0];
+    int ok = 0;
+    int rc = try_set(ctx, ev, es, 0, d, &ok);
+    for (int g = 0; rc == GX_OK && !ok && g < POL_GROW_ROUNDS; g++) {
+        uint32_t pages = pool_pages(ctx, es);
+        uint32_t more = pages > POL_GROW_MIN_PAGES ? pages : POL_GROW_MIN_PAGES;
+        size_t from = es->pool ? es->n_pool : 0, added = 0;
+        gx_msg keep = *ctx->msg;
+        int grc = gx_ways_grow_pool(ctx, es, more, &added);
+        if (grc == GX_EUNSURE) {
+            *ctx->msg = keep;
+            break;
+        }
+        if ((rc = grc) != GX_OK || added == 0)
+            break;
+        infer_progress(ctx, "policy: pool of set 1 grown by %zu lines (%u pages)", added, more);
+        rc = try_set(ctx, ev, es, from, d, &ok);
+    }
+    *used = 0;
+    for (int i = 1; rc == GX_OK && !ok && i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
+        if (ctx->evsets[i].n != ctx->evsets[0].n)
+            continue;
+        *used = i;
+        rc = try_set(ctx, ev, &ctx->evsets[i], 0, d, &ok);
+    }
     if (rc != GX_OK)
         return rc;
     if (!ok)
         return gx_fail(ctx->msg, GX_EUNSURE,
-                       "policy: no %u extra congruent lines forming a minimal eviction set", w);
-    d->nu = 2 * w + 1;
+                       "policy: no %u extra congruent lines forming a minimal eviction set "
+                       "(%d sets tried, the first one's pool grown)",
+                       d->w, ctx->n_evsets);
+    d->nu = 2 * d->w + 1;
     return gx_evx_ref_latencies(ev, d->u, d->nu, d->ref);
 }
 
@@ -951,8 +1041,12 @@ int gx_stage_policy(gx_infer *ctx)
             goto out;
         sc[i].randomized = pol.ops->randomized;
     }
-    if ((rc = gather_lines(ctx, &ev, es, d)) != GX_OK || (rc = base_programs(ctx, d)) != GX_OK)
+    int used = 0;
+    if ((rc = gather_lines(ctx, &ev, d, &used)) != GX_OK || (rc = base_programs(ctx, d)) != GX_OK)
         goto out;
+    if (used > 0)
+        infer_progress(ctx, "policy: lines congruent with set %d (set 1's pool ran dry)",
+                       used + 1);
     for (int p = 0; p < POL_BASE_PROGS && rc == GX_OK; p++)
         rc = run_program(ctx, &ev, d, p, POL_RUNS);
     if (rc == GX_OK)

@@ -78,6 +78,16 @@ int gx_ways_arena_prepare(gx_infer *ctx)
     return ways_arena(ctx, &npages);
 }
 
+/* Errors in a reduction only ever make a minimal set larger: a set of fewer
+ * than W congruent lines never overflows with its target (pigeonhole, for
+ * every policy), so no verified set is smaller than W, while a miss read as
+ * a hit in one of the minimisation's overflow tests keeps a line that is
+ * not needed (the H200 gives 17-line sets for 1 to 3 targets of 8, and 16
+ * for the rest and for every policy test). So the smallest size that at
+ * least half of the sets (and at least WAYS_MIN_SUPPORT) agree on is the
+ * associativity when every other set is larger. */
+#define WAYS_MIN_SUPPORT 3
+
 /* The majority value of v[0..n) and how many agree. */
 static uint32_t majority(const uint32_t *v, int n, int *agree)
 {
@@ -96,24 +106,64 @@ static uint32_t majority(const uint32_t *v, int n, int *agree)
     return best;
 }
 
+/* The ways: the majority, or the smallest size half of the sets agree on
+ * when every set disagreeing with it is larger (see WAYS_MIN_SUPPORT).
+ * *agree = sets of that size; *only_larger = 1 when no set is smaller. */
+static uint32_t ways_choice(const uint32_t *v, int n, int *agree, int *only_larger)
+{
+    uint32_t w = majority(v, n, agree);
+    uint32_t lo = w;
+    for (int i = 0; i < n; i++)
+        if (v[i] < lo)
+            lo = v[i];
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        c += v[i] == lo;
+    if (lo != w && c >= WAYS_MIN_SUPPORT && 2 * c >= n) {
+        w = lo;
+        *agree = c;
+    }
+    *only_larger = 1;
+    for (int i = 0; i < n; i++)
+        if (v[i] < w)
+            *only_larger = 0;
+    return w;
+}
+
 static void clear_evsets(gx_infer *ctx)
 {
     for (int i = 0; i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
         free(ctx->evsets[i].lines);
-        ctx->evsets[i].lines = NULL;
+        free(ctx->evsets[i].pool);
+        memset(&ctx->evsets[i], 0, sizeof ctx->evsets[i]);
     }
     ctx->n_evsets = 0;
 }
 
-static int keep_evset(gx_infer *ctx, const gx_evx_result *r)
+/* Keep a found set with (a copy of) the pool it came from: the policy stage
+ * needs W more lines congruent with it. pool NULL: a same-offset pool (the
+ * policy stage rebuilds it); xor: the pool's lines translated like the set. */
+static int keep_evset(gx_infer *ctx, const gx_evx_result *r, const uint64_t *pool, size_t n_pool,
+                      uint64_t xor)
 {
     if (ctx->n_evsets >= GX_INFER_MAX_EVSETS)
         return GX_OK;
     gx_evset *e = &ctx->evsets[ctx->n_evsets];
+    memset(e, 0, sizeof *e);
     e->lines = malloc(r->n * sizeof *e->lines);
-    if (!e->lines)
+    if (pool && n_pool)
+        e->pool = malloc(n_pool * sizeof *e->pool);
+    if (!e->lines || (pool && n_pool && !e->pool)) {
+        free(e->lines);
+        free(e->pool);
+        memset(e, 0, sizeof *e);
         return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
+    }
     memcpy(e->lines, r->lines, r->n * sizeof *e->lines);
+    for (size_t i = 0; e->pool && i < n_pool; i++)
+        e->pool[i] = pool[i] ^ xor;
+    e->n_pool = e->pool ? n_pool : 0;
+    e->pool_used = r->pool_used;
     e->n = r->n;
     e->target = r->target;
     ctx->n_evsets++;
@@ -311,6 +361,90 @@ static int guided_set(gx_infer *ctx, gx_evx *ev, guided *g, uint32_t line, gx_ev
     return gx_evx_find(ev, target, g->pool, n, res);
 }
 
+/* Lines of one identified page predicted in class cls, appended to *pool. */
+static int append_class_lines(gx_infer *ctx, const gx_slicepred_page *pg, int cls, uint64_t skip,
+                              uint64_t **pool, size_t *n, size_t *cap)
+{
+    uint64_t page = ctx->info->page_bytes;
+    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    for (uint64_t l = 0; l < page / line; l++) {
+        uint64_t off = pg->base + l * line;
+        if (off == skip || gx_slicepred_predict(ctx->slicepred, pg, off) != cls)
+            continue;
+        if (*n == *cap) {
+            size_t c = *cap ? 2 * *cap : 4096;
+            uint64_t *np = realloc(*pool, c * sizeof *np);
+            if (!np)
+                return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
+            *pool = np;
+            *cap = c;
+        }
+        (*pool)[(*n)++] = off;
+    }
+    return GX_OK;
+}
+
+int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added)
+{
+    *added = 0;
+    uint64_t page = ctx->info->page_bytes;
+    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
+    if (!ctx->slicepred || npages == 0 || page < line)
+        return gx_fail(ctx->msg, GX_EUNSURE, "ways: no slice predictor to grow a pool with");
+    uint32_t max_lines = (uint32_t)(page / line / 100); /* as guided_identify: 1% of a page */
+    if (max_lines < 16)
+        max_lines = 16;
+    gx_slicepred_page tp;
+    gx_msg m;
+    memset(&tp, 0, sizeof tp);
+    int rc = gx_slicepred_identify(ctx->slicepred, es->target / page * page, max_lines, &tp, &m);
+    if (rc != GX_OK)
+        return gx_fail(ctx->msg, rc, "ways: the target's page: %s", m.text);
+    int cls = gx_slicepred_predict(ctx->slicepred, &tp, es->target);
+    uint8_t *covered = calloc(npages, 1);
+    uint64_t *order = malloc(npages * sizeof *order);
+    if (!covered || !order) {
+        free(covered);
+        free(order);
+        return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
+    }
+    /* pages whose predicted lines the pool holds already (none for a
+     * same-offset pool: those held one line of every page) */
+    for (size_t i = 0; i < es->n_pool; i++)
+        if (es->pool[i] / page < npages)
+            covered[es->pool[i] / page] = 1;
+    size_t n = 0;
+    for (uint64_t p = 0; p < npages; p++)
+        if (!covered[p])
+            order[n++] = p;
+    gx_rng_shuffle_u64(&ctx->rng, order, (uint64_t)n);
+    size_t np = es->n_pool, cap = es->n_pool;
+    uint32_t got = 0;
+    for (size_t i = 0; rc == GX_OK && i < n && got < n_new && cls >= 0; i++) {
+        gx_slicepred_page pg;
+        memset(&pg, 0, sizeof pg);
+        int irc = gx_slicepred_identify(ctx->slicepred, order[i] * page, max_lines, &pg, &m);
+        if (irc == GX_EUNSURE)
+            continue; /* left out, as in the guided pools */
+        if (irc != GX_OK) {
+            rc = gx_fail(ctx->msg, irc, "ways: %s", m.text);
+            break;
+        }
+        got++;
+        rc = append_class_lines(ctx, &pg, cls, es->target, &es->pool, &np, &cap);
+    }
+    free(covered);
+    free(order);
+    if (rc != GX_OK)
+        return rc;
+    if (cls < 0)
+        return gx_fail(ctx->msg, GX_EUNSURE, "ways: the target's slice class is unknown");
+    *added = np - es->n_pool;
+    es->n_pool = np;
+    return GX_OK;
+}
+
 /* Another set for free: XOR every offset of a found set (target and lines)
  * with the same in-page difference d. For XOR index functions, and for a
  * modulo whose page-above part is a per-page constant, the result is again
@@ -318,14 +452,16 @@ static int guided_set(gx_infer *ctx, gx_evx *ev, guided *g, uint32_t line, gx_ev
  * included), so a hash for which it does not hold costs a few tests and
  * falls back to a full reduction. */
 static int translated_set(gx_infer *ctx, gx_evx *ev, const gx_evset *base, uint32_t line,
-                          gx_evx_result *res, int *got)
+                          gx_evx_result *res, int *got, uint64_t *xor)
 {
     *got = 0;
+    *xor = 0;
     uint64_t page = ctx->info->page_bytes;
     uint64_t lines_per_page = page / line;
     if (base->n == 0 || base->n > GX_EVX_MAX_WAYS || lines_per_page < 2)
         return GX_OK;
     uint64_t d = (1 + gx_rng_below(&ctx->rng, lines_per_page - 1)) * line;
+    *xor = d;
     memset(res, 0, sizeof *res);
     uint64_t t0 = ev->tests, r0 = ev->trials;
     res->target = base->target ^ d;
@@ -386,13 +522,14 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
  * (same-offset pool, or slice-guided once a same-offset pool failed to
  * evict). */
 static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_t npages,
-                    uint64_t *pool, gx_evx_result *res, size_t *n_pool)
+                    uint64_t *pool, gx_evx_result *res, size_t *n_pool, uint64_t *xor)
 {
     uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
     int got = 0, rc;
     *n_pool = npages - 1;
+    *xor = 0;
     if (run->n > 0 && ctx->n_evsets > 0 &&
-        (rc = translated_set(ctx, ev, &ctx->evsets[0], line, res, &got)) != GX_OK)
+        (rc = translated_set(ctx, ev, &ctx->evsets[0], line, res, &got, xor)) != GX_OK)
         return rc;
     if (got) {
         run->translated++;
@@ -444,17 +581,12 @@ int gx_stage_ways(gx_infer *ctx)
         return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
     }
     clear_evsets(ctx);
-    free(ctx->evset_pool);
-    ctx->evset_pool = NULL;
-    ctx->n_evset_pool = 0;
     ways_run run;
     memset(&run, 0, sizeof run);
     guided g;
     memset(&g, 0, sizeof g);
     gx_msg keep;
     keep.text[0] = '\0';
-    uint64_t *pools[WAYS_MAX_SETS + 1] = {0}; /* guided pool of evsets[i] */
-    size_t n_pools[WAYS_MAX_SETS + 1] = {0};
     int no_pool_run = 0;
     uint32_t w = 0;
     int agree = 0;
@@ -463,7 +595,8 @@ int gx_stage_ways(gx_infer *ctx)
         memset(&res, 0, sizeof res);
         size_t n_pool = 0;
         int translated_before = run.translated;
-        rc = next_set(ctx, &ev, &run, &g, npages, pool, &res, &n_pool);
+        uint64_t xor = 0;
+        rc = next_set(ctx, &ev, &run, &g, npages, pool, &res, &n_pool, &xor);
         if (rc == GX_EUNSURE) {
             run.failed++;
             snprintf(keep.text, sizeof keep.text, "%s", ctx->msg->text);
@@ -485,20 +618,21 @@ int gx_stage_ways(gx_infer *ctx)
         if (n_pool > run.max_pool)
             run.max_pool = n_pool;
         run.n++;
-        if ((rc = keep_evset(ctx, &res)) != GX_OK)
+        /* the pool it came from: a guided pool (copied), the first set's
+         * pool translated like the set, or same-offset (NULL) */
+        int translated = run.translated != translated_before;
+        const uint64_t *kp = NULL;
+        size_t kn = 0;
+        if (translated && ctx->n_evsets > 0) {
+            kp = ctx->evsets[0].pool;
+            kn = ctx->evsets[0].n_pool;
+        } else if (run.guided && g.pool) {
+            kp = g.pool;
+            kn = n_pool;
+        }
+        if ((rc = keep_evset(ctx, &res, kp, kn, translated ? xor : 0)) != GX_OK)
             break;
         no_pool_run = 0;
-        if (run.guided && run.translated == translated_before && g.pool && n_pool &&
-            ctx->n_evsets <= WAYS_MAX_SETS &&
-            !pools[ctx->n_evsets - 1]) {
-            /* the policy stage needs more lines congruent with a set: keep
-             * each set's pool until the majority size is known */
-            pools[ctx->n_evsets - 1] = malloc(n_pool * sizeof **pools);
-            if (pools[ctx->n_evsets - 1]) {
-                memcpy(pools[ctx->n_evsets - 1], g.pool, n_pool * sizeof **pools);
-                n_pools[ctx->n_evsets - 1] = n_pool;
-            }
-        }
         infer_progress(ctx, "ways: set %d: %u lines (%llu tests, prefix %u of %llu)", run.n,
                        res.n, (unsigned long long)res.tests, res.pool_used,
                        (unsigned long long)n_pool);
@@ -508,9 +642,6 @@ int gx_stage_ways(gx_infer *ctx)
     }
     free(pool);
     guided_free(&g);
-    if (rc != GX_OK || run.n < 3)
-        for (int i = 0; i <= WAYS_MAX_SETS; i++)
-            free(pools[i]);
     if (rc != GX_OK) {
         gx_evx_free(&ev);
         return rc;
@@ -520,27 +651,27 @@ int gx_stage_ways(gx_infer *ctx)
         return gx_fail(ctx->msg, GX_EUNSURE, "ways: only %d eviction sets found (%s)", run.n,
                        keep.text[0] ? keep.text : "no reason");
     }
-    w = majority(run.w, run.n, &agree);
+    int only_larger = 0;
+    w = ways_choice(run.w, run.n, &agree, &only_larger);
     double frac = (double)agree / run.n;
-    double conf = frac >= 1.0 ? 0.999 : frac >= 0.75 ? 0.9 : frac;
-    int in_profile = frac >= 0.75;
-    /* keep only the sets of the majority size, first */
+    /* three quarters agree, or half with every other set larger (errors
+     * only inflate a minimal set) */
+    int clear = frac >= 0.75 || (only_larger && agree >= WAYS_MIN_SUPPORT && 2 * agree >= run.n);
+    double conf = frac >= 1.0 ? 0.999 : clear ? 0.9 : frac;
+    int in_profile = clear;
+    /* keep only the sets of the majority size (with their pools), first */
     int k = 0;
     for (int i = 0; i < ctx->n_evsets; i++) {
         if (ctx->evsets[i].n == w) {
-            if (k == 0 && i <= WAYS_MAX_SETS && pools[i]) { /* the first kept set's pool */
-                ctx->evset_pool = pools[i];
-                ctx->n_evset_pool = n_pools[i];
-                pools[i] = NULL;
-            }
             ctx->evsets[k++] = ctx->evsets[i];
         } else {
             free(ctx->evsets[i].lines);
+            free(ctx->evsets[i].pool);
         }
     }
+    for (int i = k; i < ctx->n_evsets; i++)
+        memset(&ctx->evsets[i], 0, sizeof ctx->evsets[i]);
     ctx->n_evsets = k;
-    for (int i = 0; i <= WAYS_MAX_SETS; i++)
-        free(pools[i]);
     ctx->evsets_generation = ctx->arena_generation;
     ctx->ways_gap = ev.gap;
     ctx->ways = in_profile ? w : 0;
