@@ -74,8 +74,16 @@ static inline void put_op(gx_seq_op *o, uint64_t off, int timed)
 
 /* ---- set-up ------------------------------------------------------------ */
 
+/* The timer noise is the jitter of ONE line's reloads; other lines (other
+ * slices, other paths) jitter more: on an H200 it read 1.5 cycles in every
+ * run of one call and 3.7-4.4 in the others, and "evicted" at 5 sigmas of
+ * 1.5 (11.5 cycles) read hits as misses until no reduction was consistent.
+ * A miss lies a whole gap above a hit, so delta never goes below this share
+ * of the gap, whatever the one line said (the band scales with it). */
+#define EVX_GAP_FLOOR 0.125
+
 /* "Evicted" = slower than the line's own hit by more than delta: a few
- * noise sigmas, at most half the gap to the next level. Not the gap's
+ * noise sigmas (at least EVX_GAP_FLOOR of the gap), at most half the gap to the next level. Not the gap's
  * midpoint: a line pushed into a slower level that the levels stage did
  * not separate (a far partition) must count as evicted from the first. */
 static void set_threshold(gx_evx *ev)
@@ -85,10 +93,14 @@ static void set_threshold(gx_evx *ev)
     double delta = 5.0 * noise + 4.0;
     if (delta < 10.0)
         delta = 10.0;
+    if (delta < EVX_GAP_FLOOR * ev->gap)
+        delta = EVX_GAP_FLOOR * ev->gap;
     if (delta > 0.5 * ev->gap)
         delta = 0.5 * ev->gap;
     ev->delta = delta;
     double band = 1.5 * noise + 1.0;
+    if (band < delta / 6.0)
+        band = delta / 6.0;
     ev->band = band < delta / 3.0 ? band : delta / 3.0;
 }
 

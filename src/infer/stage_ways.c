@@ -175,12 +175,76 @@ typedef struct ways_run {
     uint64_t tests[WAYS_MAX_SETS], bar[WAYS_MAX_SETS];
     uint32_t used[WAYS_MAX_SETS];
     int n, failed, translated;
+    int reminimised;          /* sets a second minimisation made smaller */
     int guided;               /* pools from slice-predicted lines (see guided_set) */
     int guided_failed;        /* the slice predictor could not be learned */
     uint64_t guided_pages, guided_accesses;
     uint32_t guided_classes;
     uint64_t max_pool;
 } ways_run;
+
+/* Minimise a set once more: one pass of single removals, each an overflow
+ * test in fresh random orders; a line whose removal still overflows was
+ * kept only because one test of the first minimisation read a miss as a
+ * hit, and drops out. By monotonicity one pass suffices: a line needed in
+ * the larger set is needed in every subset that still overflows. */
+static int reminimise(gx_evx *ev, gx_evset *es, int *changed)
+{
+    *changed = 0;
+    uint32_t n = es->n;
+    if (n < 2 || n > GX_EVX_MAX_WAYS)
+        return GX_OK;
+    double hit = 0, ref[GX_EVX_MAX_WAYS], gref[GX_EVX_MAX_WAYS];
+    uint64_t g[GX_EVX_MAX_WAYS];
+    int rc = gx_evx_hit_latency(ev, es->target, 5, &hit);
+    if (rc == GX_OK)
+        rc = gx_evx_ref_latencies(ev, es->lines, n, ref);
+    for (uint32_t i = 0; rc == GX_OK && i < n;) {
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < n; j++)
+            if (j != i) {
+                g[k] = es->lines[j];
+                gref[k++] = ref[j];
+            }
+        int ovf = 0;
+        if ((rc = gx_evx_overflows(ev, es->target, hit, g, gref, k, 0, &ovf, NULL)) != GX_OK)
+            break;
+        if (!ovf) {
+            i++;
+            continue;
+        }
+        memcpy(es->lines, g, k * sizeof *g);
+        memcpy(ref, gref, k * sizeof *gref);
+        n = k;
+        *changed = 1;
+    }
+    es->n = n;
+    return rc;
+}
+
+/* Sets larger than the smallest found are minimised once more (errors only
+ * inflate a set, see WAYS_MIN_SUPPORT); run->w follows. */
+static int reminimise_larger(gx_infer *ctx, gx_evx *ev, ways_run *run)
+{
+    uint32_t lo = UINT32_MAX;
+    for (int i = 0; i < run->n; i++)
+        if (run->w[i] < lo)
+            lo = run->w[i];
+    int rc = GX_OK;
+    for (int i = 0; rc == GX_OK && i < run->n && i < ctx->n_evsets; i++) {
+        if (run->w[i] <= lo || ctx->evsets[i].n != run->w[i])
+            continue;
+        int changed = 0;
+        rc = reminimise(ev, &ctx->evsets[i], &changed);
+        if (rc == GX_OK && changed) {
+            infer_progress(ctx, "ways: set %d minimised again: %u -> %u lines", i + 1, run->w[i],
+                           ctx->evsets[i].n);
+            run->w[i] = ctx->evsets[i].n;
+            run->reminimised++;
+        }
+    }
+    return rc;
+}
 
 /* One target: random page and line offset; pool = the same offset in every
  * other page. *n_pool = the pool's size. */
@@ -488,8 +552,10 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
             bar = run->bar[i];
         }
     snprintf(v, sizeof v, "%u", w);
-    snprintf(m, sizeof m, "minimal eviction sets, %d of %d agree (%d by translation, %d failed)%s",
-             agree, run->n, run->translated, run->failed,
+    snprintf(m, sizeof m,
+             "minimal eviction sets, %d of %d agree (%d by translation, %d failed, %d "
+             "re-minimised)%s",
+             agree, run->n, run->translated, run->failed, run->reminimised,
              run->guided ? "; slice-guided pools" : "");
     infer_report_row(ctx, "l2.ways", v, m, conf, in_profile);
     for (int i = 0; i < run->n; i++) /* report data: one trial per eviction set */
@@ -650,6 +716,10 @@ int gx_stage_ways(gx_infer *ctx)
         gx_evx_free(&ev);
         return gx_fail(ctx->msg, GX_EUNSURE, "ways: only %d eviction sets found (%s)", run.n,
                        keep.text[0] ? keep.text : "no reason");
+    }
+    if ((rc = reminimise_larger(ctx, &ev, &run)) != GX_OK) {
+        gx_evx_free(&ev);
+        return rc;
     }
     int only_larger = 0;
     w = ways_choice(run.w, run.n, &agree, &only_larger);
