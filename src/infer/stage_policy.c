@@ -7,8 +7,11 @@
  * Method:
  * - Lines: U = the ways stage's target + its minimal eviction set (W + 1
  *   congruent lines, "A") plus W more congruent lines ("B") found by probing
- *   same-offset lines of other pages against the set: 2W + 1 lines of one
- *   cache set, ids 0..2W.
+ *   the set's pool (the candidates it was reduced from: lines predicted in
+ *   its target's slice class, or the same offset in every page) against the
+ *   set: 2W + 1 lines of one cache set, ids 0..2W. A pool that runs dry
+ *   grows by more pages of the target's slice class (gx_ways_grow_pool);
+ *   the other kept sets and their pools come last.
  * - A program = a reset (B POL_RESET_ROUNDS times in a fixed order, then A
  *   in order: pushes out what was there and brings the set close to a known
  *   state) followed by timed accesses to U. Every program runs POL_RUNS
@@ -36,7 +39,8 @@
  *   is reported with low confidence.
  * - plru-rand:P: P is also estimated on a grid (a report row).
  *
- * Notes: needs ctx->evsets from the ways stage in the current arena. All
+ * Notes: needs ctx->evsets (with their pools) from the ways stage in the
+ * current arena; growing a pool needs the slices stage's predictor. All
  * simulation is host-side through policy.h (gx_policy_set_*). */
 #include <math.h>
 #include <stdio.h>

@@ -30,7 +30,10 @@
  * Notes:
  * - ctx->evsets keep target + W congruent lines (W + 1 in all) for the sets
  *   and policy stages, valid while ctx->arena_generation ==
- *   ctx->evsets_generation.
+ *   ctx->evsets_generation, each with the pool it came from (the policy
+ *   stage needs W more congruent lines; gx_ways_grow_pool adds pages).
+ * - A reduction's errors only inflate a set (see WAYS_MIN_SUPPORT): sets
+ *   larger than the smallest are minimised once more before the vote.
  * - Cost bar (issue 3): at most W*ceil(log2 N) + 4W tests per set, N the
  *   pool; the report row gives the worst set's count against it. */
 #include <math.h>
