@@ -512,6 +512,10 @@ static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
      * leaves fewer than half of them missing: then random lines too. */
     int k = LV_FAR_PROBES > (int)n ? (int)n : LV_FAR_PROBES;
     size_t pos = n >= LV_TIMED_STEPS ? (size_t)(LV_TIMED_STEPS % n) : 0;
+    /* the random lines are drawn first, probed only when needed (after the
+     * oldest ones in the probe array) */
+    uint64_t *rnd = s->probe + k;
+    infer_pick_distinct(&ctx->rng, s->chain, n, (size_t)k, rnd);
     for (int j = 0; j < k; j++)
         s->probe[j] = s->chain[(pos + (size_t)j) % n];
     if ((rc = infer_probe_pairs(ctx, s->probe, (size_t)k, 0, NULL, s->delta)) != GX_OK)
@@ -523,8 +527,7 @@ static int far_test(lv_state *s, double cap1, char *why, size_t why_len)
         if (s->delta[i] >= s->thr1 && s->delta[i] <= hi)
             x[m++] = s->delta[i];
     if (2 * m < (size_t)k) {
-        infer_pick_distinct(&ctx->rng, s->chain, n, (size_t)k, s->probe);
-        if ((rc = infer_probe_pairs(ctx, s->probe, (size_t)k, 0, NULL, s->delta)) != GX_OK)
+        if ((rc = infer_probe_pairs(ctx, rnd, (size_t)k, 0, NULL, s->delta)) != GX_OK)
             return rc;
         for (int i = 0; i < k; i++)
             if (s->delta[i] >= s->thr1 && s->delta[i] <= hi)
