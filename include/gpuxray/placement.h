@@ -16,6 +16,9 @@ int gx_placement_new(uint64_t page_bytes, uint64_t phys_bytes, uint64_t seed,
 void gx_placement_free(gx_placement *pl);
 /* Physical address of a virtual address (assigns a frame on first touch). */
 uint64_t gx_placement_translate(gx_placement *pl, uint64_t va);
+/* Pages mapped so far and frames available: pages > frames means some
+ * pages share a frame (the placement reuses frames once all are taken). */
+void gx_placement_usage(const gx_placement *pl, uint64_t *pages, uint64_t *frames);
 /* Forget every mapping (the next touches get fresh frames). */
 void gx_placement_reset(gx_placement *pl, uint64_t seed);
 

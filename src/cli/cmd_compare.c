@@ -14,7 +14,10 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpuxray compare TRUTH.json FOUND.json [--json]\n"
-               "  per-field verdict (match, mismatch, missing); exit 1 on any mismatch\n");
+               "  per-field verdict (match, mismatch, missing: a field of TRUTH absent in\n"
+               "  FOUND); --json: the same as JSON on stdout\n"
+               "exit: 0 every field matches; 1 any mismatch or missing field; 2 bad usage,\n"
+               "an unreadable or invalid profile\n");
 }
 
 static void print_text(const gx_compare_result *r)
@@ -72,9 +75,12 @@ int gx_cmd_compare(int argc, char **argv)
         }
     }
     if (n != 2) {
+        gx_cli_error("compare: TRUTH.json and FOUND.json are required");
         usage(stderr);
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
     gx_profile *p[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++) {
         gx_msg m;

@@ -4,16 +4,19 @@
  *
  * Notes:
  * - Default target: the first CUDA GPU when one is usable, else the built-in
- *   simulated copy of profiles/seed-ampere-6mb.json, found through the
- *   compile-time source directory, then relative to the executable
- *   (../../profiles, ../share/gpuxray/profiles). The choice and the reason
- *   go to stderr.
+ *   simulated copy of profiles/seed-ampere-6mb.json (embedded at build time
+ *   by cmake/embed.cmake: no file is needed at run time). The choice and the
+ *   reason go to stderr.
  * - stdout carries the table, or the JSON profile with --json (the table then
- *   goes to stderr). Progress on stderr only when stderr is a terminal or
- *   with --progress. -o writes atomically (gx_profile_save).
+ *   goes to stderr; also with -o -). Progress on stderr only when stderr is
+ *   a terminal or with --progress. -o is checked before the target opens and
+ *   written by gx_profile_save (outfile.h rules).
  * - Exit: 0 ok, 1 a stage failed or was unsure, 2 bad usage / input,
  *   3 target unavailable. */
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 
 #include "commands.h"
 #include "gpuxray/discover.h"
+#include "gpuxray/parse.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/report.h"
 #include "gpuxray/target.h"
@@ -31,47 +35,64 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gpuxray discover [--target cuda[:N] | sim:PROFILE] [--only STAGE,...]\n"
-            "                        [--seed N] [-o OUT.json] [--json] [--progress]\n"
+            "                        [--seed N] [-o OUT.json|-] [--json] [--progress]\n"
             "                        [--data DIR] [--report DIR]\n"
+            "  --target T   cuda[:N] (a CUDA GPU) or sim:PROFILE.json (the model)\n"
+            "  --only S,..  run these stages (and their prerequisites) only\n"
+            "  --seed N     0..2^64-1 (default 1): randomised choices, recorded in provenance\n"
+            "  -o FILE      write the found profile (checked before discovery starts;\n"
+            "               '-' = standard output, the table then goes to stderr)\n"
+            "  --json       the profile as JSON on stdout, the table on stderr\n"
+            "  --progress   progress on stderr (default when stderr is a terminal)\n"
             "  --data DIR    write the stages' raw measurements as JSON files in DIR\n"
             "  --report DIR  the same, plus DIR/profile.json and DIR/report.html (.md, .json)\n"
             "stages: %s (prerequisites run anyway)\n"
-            "default target: the first CUDA GPU, else the simulated seed card (%s)\n",
+            "default target: the first CUDA GPU, else the simulated seed card (%s,\n"
+            "built into the binary)\n"
+            "exit: 0 every stage succeeded; 1 a stage failed or left a field out as unsure\n"
+            "(the profile still holds what was found); 2 bad usage or input, an unwritable\n"
+            "-o; 3 target unavailable\n",
             gx_discover_stage_names(), SEED_PROFILE);
 }
 
-static int file_exists(const char *p)
-{
-    return access(p, R_OK) == 0;
-}
+/* The seed profile's bytes, built into the binary (cmake/embed.cmake). */
+extern const char gx_seed_profile_json[];
+extern const size_t gx_seed_profile_json_len;
 
-/* Path of the built-in seed profile, or NULL. */
-static const char *seed_profile_path(char *buf, size_t len)
+/* Open the built-in seed card: its JSON goes to an anonymous memory file
+ * (memfd, nothing on disk to clean up) opened as sim:/proc/self/fd/N. */
+static int open_builtin(uint64_t seed, const char *why, gx_target **t)
 {
-#ifdef GX_SOURCE_DIR
-    snprintf(buf, len, "%s/profiles/%s", GX_SOURCE_DIR, SEED_PROFILE);
-    if (file_exists(buf))
-        return buf;
-#endif
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            const char *rel[] = {"../../profiles", "../profiles", "../share/gpuxray/profiles"};
-            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-                snprintf(buf, len, "%s/%s/%s", exe, rel[i], SEED_PROFILE);
-                if (file_exists(buf))
-                    return buf;
-            }
-        }
+    gx_msg msg;
+    int fd = memfd_create(SEED_PROFILE, MFD_CLOEXEC);
+    size_t off = 0;
+    while (fd >= 0 && off < gx_seed_profile_json_len) {
+        ssize_t w = write(fd, gx_seed_profile_json + off, gx_seed_profile_json_len - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
     }
-    return NULL;
+    if (fd < 0 || off < gx_seed_profile_json_len) {
+        gx_cli_error("no usable CUDA device (%s) and the built-in %s cannot be opened: %s", why,
+                     SEED_PROFILE, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return GX_EXIT_UNAVAILABLE;
+    }
+    char spec[64];
+    snprintf(spec, sizeof spec, "sim:/proc/self/fd/%d", fd);
+    fprintf(stderr, "gpuxray: target sim:%s (built in): the simulated seed card, because %s\n",
+            SEED_PROFILE, why);
+    int rc = gx_target_open(spec, seed, t, &msg);
+    close(fd);
+    if (rc != GX_OK) {
+        gx_cli_error("%s", msg.text);
+        return gx_exit_code(rc);
+    }
+    return GX_EXIT_OK;
 }
 
-static int open_default(uint64_t seed, gx_target **t)
+static int open_default(uint64_t seed, gx_target **t, int *builtin)
 {
     gx_msg msg;
     int rc = gx_target_open("cuda:0", seed, t, &msg);
@@ -82,20 +103,8 @@ static int open_default(uint64_t seed, gx_target **t)
     }
     char why[GX_MSG_MAX];
     snprintf(why, sizeof why, "%s", msg.text);
-    char path[PATH_MAX + 64], spec[PATH_MAX + 80];
-    if (!seed_profile_path(path, sizeof path)) {
-        gx_cli_error("no usable CUDA device (%s) and the built-in %s was not found", why,
-                     SEED_PROFILE);
-        return GX_EXIT_UNAVAILABLE;
-    }
-    snprintf(spec, sizeof spec, "sim:%s", path);
-    fprintf(stderr, "gpuxray: target %s: the simulated seed card, because %s\n", spec, why);
-    rc = gx_target_open(spec, seed, t, &msg);
-    if (rc != GX_OK) {
-        gx_cli_error("%s", msg.text);
-        return gx_exit_code(rc);
-    }
-    return GX_EXIT_OK;
+    *builtin = 1;
+    return open_builtin(seed, why, t);
 }
 
 /* Every name in a comma-separated --only list must be a stage (checked before
@@ -153,48 +162,96 @@ static int write_report_dir(const gx_report *rep, const gx_profile *found, const
     return GX_EXIT_OK;
 }
 
-int gx_cmd_discover(int argc, char **argv)
+/* Contract 3: a field the stages measured but left out of the profile as
+ * unsure makes discovery incomplete (exit 1); the profile keeps the rest. */
+static int report_left_out(const gx_report *rep)
 {
-    const char *target = NULL, *only = NULL, *out_path = NULL, *data_dir = NULL;
-    int with_report = 0;
-    unsigned long long seed = 1;
-    int json = 0, progress = isatty(2);
+    int n = 0;
+    for (int i = 0; i < rep->n_rows; i++)
+        if (!rep->rows[i].in_profile && !isnan(rep->rows[i].confidence)) { /* NaN: a note */
+            if (!n++)
+                fprintf(stderr, "gpuxray: discovery incomplete: left out of the profile as unsure:");
+            fprintf(stderr, " %s", rep->rows[i].parameter);
+        }
+    if (n)
+        fputc('\n', stderr);
+    return n;
+}
+
+typedef struct discover_args {
+    const char *target, *only, *out_path, *data_dir;
+    uint64_t seed;
+    int json, progress, with_report;
+} discover_args;
+
+/* 0 parsed, 1 help printed, else an exit code (error printed). */
+static int parse_args(int argc, char **argv, discover_args *d)
+{
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
+        const char *a = argv[i], *v = NULL;
+        int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return GX_EXIT_OK;
-        } else if (!strcmp(a, "--target") && has_val) {
-            target = argv[++i];
-        } else if (!strcmp(a, "--only") && has_val) {
-            only = argv[++i];
-        } else if (!strcmp(a, "--seed") && has_val) {
-            char *end = NULL;
-            seed = strtoull(argv[++i], &end, 0);
-            if (!*argv[i] || *end) {
-                gx_cli_error("bad --seed '%s' (need an integer)", argv[i]);
+            return 1;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--target", &v)) != 0) {
+            if (r < 0)
                 return GX_EXIT_USAGE;
-            }
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_val) {
-            out_path = argv[++i];
-        } else if ((!strcmp(a, "--data") || !strcmp(a, "--report")) && has_val) {
-            with_report = !strcmp(a, "--report");
-            data_dir = argv[++i];
+            d->target = v;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--only", &v)) != 0) {
+            if (r < 0)
+                return GX_EXIT_USAGE;
+            d->only = v;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--seed", &v)) != 0) {
+            if (r < 0 || gx_cli_u64("--seed", v, 0, UINT64_MAX, GX_NUM_PLAIN, &d->seed))
+                return GX_EXIT_USAGE;
+        } else if ((r = gx_cli_value(argc, argv, &i, "-o", &v)) != 0 ||
+                   (r = gx_cli_value(argc, argv, &i, "--output", &v)) != 0) {
+            if (r < 0)
+                return GX_EXIT_USAGE;
+            d->out_path = v;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--data", &v)) != 0 ||
+                   (r = gx_cli_value(argc, argv, &i, "--report", &v)) != 0) {
+            if (r < 0)
+                return GX_EXIT_USAGE;
+            d->with_report = !strncmp(a, "--report", 8);
+            d->data_dir = v;
         } else if (!strcmp(a, "--json")) {
-            json = 1;
+            d->json = 1;
         } else if (!strcmp(a, "--progress")) {
-            progress = 1;
+            d->progress = 1;
         } else {
-            gx_cli_error("discover: unknown or incomplete option '%s'", a);
+            gx_cli_error("discover: unknown option or argument '%s'", a);
             usage(stderr);
             return GX_EXIT_USAGE;
         }
     }
-    if (only && check_only(only) != 0)
+    if (d->only && check_only(d->only) != 0)
+        return GX_EXIT_USAGE;
+    return 0;
+}
+
+int gx_cmd_discover(int argc, char **argv)
+{
+    discover_args d = {NULL, NULL, NULL, NULL, 1, 0, isatty(2), 0};
+    int pr = parse_args(argc, argv, &d);
+    if (pr)
+        return pr == 1 ? GX_EXIT_OK : pr;
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
+    const char *target = d.target, *only = d.only, *out_path = d.out_path;
+    uint64_t seed = d.seed;
+    int json = d.json, progress = d.progress;
+    /* "-o -": the profile goes to standard output, the table to stderr */
+    int to_stdout = out_path && !strcmp(out_path, "-");
+    if (to_stdout) {
+        json = 1;
+        out_path = NULL;
+    }
+    if (out_path && gx_cli_check_output("discover", out_path))
         return GX_EXIT_USAGE;
     gx_msg msg;
     gx_target *t = NULL;
+    int builtin = 0;
     if (target) {
         int rc = gx_target_open(target, seed, &t, &msg);
         if (rc != GX_OK) {
@@ -202,12 +259,12 @@ int gx_cmd_discover(int argc, char **argv)
             return gx_exit_code(rc);
         }
     } else {
-        int ec = open_default(seed, &t);
+        int ec = open_default(seed, &t, &builtin);
         if (ec != GX_EXIT_OK)
             return ec;
     }
     gx_discover_opts opts = {
-        .only = only, .seed = seed, .progress = progress, .record = data_dir != NULL};
+        .only = only, .seed = seed, .progress = progress, .record = d.data_dir != NULL};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     if (!rep) {
@@ -222,20 +279,25 @@ int gx_cmd_discover(int argc, char **argv)
         free(rep);
         return gx_exit_code(rc);
     }
+    if (builtin) /* not the memfd's name, which means nothing after the run */
+        snprintf(found->provenance.target, sizeof found->provenance.target, "sim:%s (built in)",
+                 SEED_PROFILE);
     gx_report_print(rep, json ? stderr : stdout);
     int ec = rc == GX_OK ? GX_EXIT_OK : GX_EXIT_FAIL;
     if (rc != GX_OK)
         gx_cli_error("discovery incomplete: %s", msg.text);
+    else if (report_left_out(rep))
+        ec = GX_EXIT_FAIL;
     if (json) {
         char *text = gx_profile_to_json(found);
-        if (text) {
-            fputs(text, stdout);
-            fputc('\n', stdout);
-            free(text);
-        } else {
+        if (!text) {
             gx_cli_error("out of memory serialising the profile");
             ec = GX_EXIT_FAIL;
+        } else if ((rc = gx_out_write_file("-", text, strlen(text), &msg)) != GX_OK) {
+            gx_cli_error("discover: %s", msg.text);
+            ec = gx_exit_code(rc);
         }
+        free(text);
     }
     if (out_path) {
         int src = gx_profile_save(found, out_path, &msg);
@@ -246,8 +308,8 @@ int gx_cmd_discover(int argc, char **argv)
             fprintf(stderr, "gpuxray: profile written to %s\n", out_path);
         }
     }
-    if (data_dir) {
-        int dec = write_report_dir(rep, found, data_dir, with_report);
+    if (d.data_dir) {
+        int dec = write_report_dir(rep, found, d.data_dir, d.with_report);
         ec = ec == GX_EXIT_OK ? dec : ec;
     }
     gx_report_free_data(rep);

@@ -27,6 +27,7 @@
 #include "gpuxray/compare.h"
 #include "gpuxray/discover.h"
 #include "gpuxray/generate.h"
+#include "gpuxray/parse.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/target.h"
 
@@ -34,28 +35,36 @@
 
 /* ------------------------------------------------------------ gen-profile */
 
+static void genprofile_usage(FILE *f)
+{
+    fprintf(f, "usage: gpuxray gen-profile --seed N [-o OUT.json|-]\n"
+               "  a random valid hidden profile (the holdout's generator); N 0..2^64-1;\n"
+               "  standard output without -o (or with -o -)\n");
+}
+
 int gx_cmd_genprofile(int argc, char **argv)
 {
-    unsigned long long seed = 0;
+    uint64_t seed = 0;
     int have_seed = 0;
-    const char *out = NULL;
+    const char *out = "-";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            char *end = NULL;
-            seed = strtoull(argv[++i], &end, 0);
-            if (!end || *end) {
-                gx_cli_error("gen-profile: bad seed '%s'", argv[i]);
+        const char *v = NULL;
+        int r;
+        if ((r = gx_cli_value(argc, argv, &i, "--seed", &v)) != 0) {
+            if (r < 0 || gx_cli_u64("--seed", v, 0, UINT64_MAX, GX_NUM_PLAIN, &seed))
                 return GX_EXIT_USAGE;
-            }
             have_seed = 1;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
+        } else if ((r = gx_cli_value(argc, argv, &i, "-o", &v)) != 0 ||
+                   (r = gx_cli_value(argc, argv, &i, "--output", &v)) != 0) {
+            if (r < 0)
+                return GX_EXIT_USAGE;
+            out = v;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: gpuxray gen-profile --seed N [-o OUT.json]\n");
+            genprofile_usage(stdout);
             return GX_EXIT_OK;
         } else {
-            gx_cli_error("gen-profile: unknown argument '%s' (usage: gpuxray gen-profile "
-                         "--seed N [-o OUT.json])", argv[i]);
+            gx_cli_error("gen-profile: unknown argument '%s'", argv[i]);
+            genprofile_usage(stderr);
             return GX_EXIT_USAGE;
         }
     }
@@ -63,37 +72,38 @@ int gx_cmd_genprofile(int argc, char **argv)
         gx_cli_error("gen-profile: --seed N is required");
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
+    if (gx_cli_check_output("gen-profile", out))
+        return GX_EXIT_USAGE;
     gx_profile *p = NULL;
     gx_msg m;
     gx_msg_clear(&m);
     int rc = gx_generate(seed, NULL, &p, &m);
     if (rc != GX_OK) {
-        gx_cli_error("%s", m.text);
+        gx_cli_error("gen-profile: %s", m.text);
         return GX_EXIT_FAIL;
     }
-    if (out) {
-        rc = gx_profile_save(p, out, &m);
-        if (rc != GX_OK)
-            gx_cli_error("%s", m.text);
-    } else {
-        char *s = gx_profile_to_json(p);
-        if (s)
-            fputs(s, stdout);
-        else
-            rc = GX_ENOMEM;
-        free(s);
-    }
+    rc = gx_profile_save(p, out, &m);
+    if (rc != GX_OK)
+        gx_cli_error("gen-profile: %s", m.text);
     gx_profile_free(p);
-    return rc == GX_OK ? GX_EXIT_OK : gx_exit_code(rc);
+    return gx_exit_code(rc);
 }
 
 /* ---------------------------------------------------------------- holdout */
 
+/* Option ranges: beyond these a run is a typo, not a plan (200 profiles take
+ * about an hour on 2 cores; 0 timeout = none). */
+#define HOLDOUT_MAX_COUNT 100000
+#define HOLDOUT_MAX_JOBS 256
+#define HOLDOUT_MAX_TIMEOUT_S 86400
+
 typedef struct hopts {
-    unsigned long long count, seed;
+    uint64_t count, seed;
     int jobs;
     double bar;
-    unsigned timeout_s;
+    uint32_t timeout_s;
     const char *keep;
     int progress;
 } hopts;
@@ -390,43 +400,42 @@ static int report(const hopts *o, const hres *res)
     return pass ? GX_EXIT_OK : GX_EXIT_FAIL;
 }
 
+/* 0 parsed, 1 help asked, -1 error (printed). */
 static int parse_hopts(int argc, char **argv, hopts *o)
 {
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (strcmp(a, "--count") == 0 && v) {
-            o->count = strtoull(v, &end, 0);
-        } else if (strcmp(a, "--seed") == 0 && v) {
-            o->seed = strtoull(v, &end, 0);
-        } else if (strcmp(a, "--jobs") == 0 && v) {
-            o->jobs = (int)strtol(v, &end, 0);
-        } else if (strcmp(a, "--bar") == 0 && v) {
-            o->bar = strtod(v, &end);
-        } else if (strcmp(a, "--timeout") == 0 && v) {
-            o->timeout_s = (unsigned)strtoul(v, &end, 0);
-        } else if (strcmp(a, "--keep") == 0 && v) {
-            o->keep = v;
-            end = (char *)"";
-        } else if (strcmp(a, "--progress") == 0) {
+        const char *a = argv[i], *v = NULL;
+        int r, bad = 0;
+        if ((r = gx_cli_value(argc, argv, &i, "--count", &v)) != 0)
+            bad = r < 0 || gx_cli_u64("--count", v, 1, HOLDOUT_MAX_COUNT, GX_NUM_COUNT, &o->count);
+        else if ((r = gx_cli_value(argc, argv, &i, "--seed", &v)) != 0)
+            bad = r < 0 || gx_cli_u64("--seed", v, 0, UINT64_MAX, GX_NUM_PLAIN, &o->seed);
+        else if ((r = gx_cli_value(argc, argv, &i, "--jobs", &v)) != 0) {
+            uint32_t j = 1;
+            bad = r < 0 || gx_cli_u32("--jobs", v, 1, HOLDOUT_MAX_JOBS, GX_NUM_PLAIN, &j);
+            o->jobs = (int)j;
+        }
+        else if ((r = gx_cli_value(argc, argv, &i, "--bar", &v)) != 0)
+            bad = r < 0 || gx_cli_double("--bar", v, 0, 1, &o->bar);
+        else if ((r = gx_cli_value(argc, argv, &i, "--timeout", &v)) != 0)
+            bad = r < 0 || gx_cli_u32("--timeout", v, 0, HOLDOUT_MAX_TIMEOUT_S, GX_NUM_PLAIN,
+                                      &o->timeout_s);
+        else if ((r = gx_cli_value(argc, argv, &i, "--keep", &v)) != 0)
+            bad = r < 0 || !(o->keep = v);
+        else if (strcmp(a, "--progress") == 0)
             o->progress = 1;
-            continue;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
             return 1;
-        } else {
+        else {
             gx_cli_error("holdout: unknown argument '%s'", a);
             return -1;
         }
-        if (!end || *end) {
-            gx_cli_error("holdout: bad value for %s: '%s'", a, v);
+        if (bad)
             return -1;
-        }
-        i++;
     }
-    if (o->count < 1 || o->count > 100000 || o->jobs < 1 || o->jobs > 256 || !(o->bar >= 0) ||
-        o->bar > 1) {
-        gx_cli_error("holdout: need --count 1..100000, --jobs 1..256, --bar 0..1");
+    if (o->seed > UINT64_MAX - (o->count - 1)) {
+        gx_cli_error("holdout: --seed %llu with --count %llu passes 2^64-1 (seeds S..S+N-1)",
+                     (unsigned long long)o->seed, (unsigned long long)o->count);
         return -1;
     }
     return 0;
@@ -437,6 +446,8 @@ int gx_cmd_holdout(int argc, char **argv)
     hopts o = {200, 1, 2, 0.98, 600, NULL, 0};
     o.progress = isatty(2);
     int pr = parse_hopts(argc, argv, &o);
+    if (pr == 0 && gx_cli_parse_only)
+        return GX_EXIT_OK;
     if (pr != 0) {
         FILE *f = pr > 0 ? stdout : stderr;
         fprintf(f, "usage: gpuxray holdout [--count N] [--seed S] [--jobs J] [--bar R]\n"

@@ -9,13 +9,19 @@
  *   line or record, the exit is 2, and no statistics are printed.
  * - Trace addresses are virtual; see include/gpuxray/trace.h (gx_tsim) for
  *   the placement and the timing rules.
- * - stdout carries only the deterministic statistics (golden-testable); the
- *   measured throughput goes to stderr. */
+ * - stdout (or -o FILE) carries only the deterministic statistics
+ *   (golden-testable); the measured throughput goes to stderr. The
+ *   statistics are rendered in memory first: JSON that does not parse back
+ *   (a non-finite number) is refused, and a trace whose pages outnumber the
+ *   physical frames (pages would share frames) is refused, exit 2, with
+ *   nothing written. Latencies past the histogram's range are reported. */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "gpuxray/clock.h"
+#include "gpuxray/parse.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/trace.h"
 
@@ -44,7 +50,9 @@ static void usage(FILE *f)
             "  --seed N            noise and random-policy seed (default 1)\n"
             "  --frames-seed N     placement seed (default: the profile's sim.frames_seed)\n"
             "  --phys-bytes SIZE   physical memory the frames are drawn from (default 64GiB)\n"
-            "  --top K             busiest / idlest slices listed in text output (default 4)\n"
+            "  --top K             busiest / idlest slices listed in text output (0..64,\n"
+            "                      default 4)\n"
+            "  -o FILE             the statistics to FILE instead of stdout ('-' = stdout)\n"
             "  --quiet             no throughput line on stderr\n");
 }
 
@@ -53,23 +61,18 @@ typedef struct sim_args {
     int json, quiet, top;
     int noise, no_skew;
     int have_seed, have_frames_seed;
-    unsigned long long seed, frames_seed, phys_bytes;
+    uint64_t seed, frames_seed, phys_bytes;
+    const char *out; /* -o: the statistics go there instead of stdout */
 } sim_args;
 
-static int need_value(int argc, char **argv, int i)
-{
-    if (i + 1 >= argc) {
-        gx_cli_error("sim: %s needs a value", argv[i]);
-        return 1;
-    }
-    return 0;
-}
+/* Bounds of --top: the text report lists at most this many slices each way. */
+#define SIM_MAX_TOP 64
 
 static int parse_args(int argc, char **argv, sim_args *a)
 {
     for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        int num = 0;
+        const char *o = argv[i], *v = NULL;
+        int r, bad = 0;
         if (!strcmp(o, "--json")) {
             a->json = 1;
         } else if (!strcmp(o, "--noise")) {
@@ -78,39 +81,33 @@ static int parse_args(int argc, char **argv, sim_args *a)
             a->no_skew = 1;
         } else if (!strcmp(o, "--quiet")) {
             a->quiet = 1;
-        } else if (!strcmp(o, "--profile") || !strcmp(o, "--trace")) {
-            if (need_value(argc, argv, i))
-                return GX_EXIT_USAGE;
-            *(o[2] == 'p' ? &a->profile : &a->trace) = argv[++i];
-        } else if ((num = !strcmp(o, "--seed")) || !strcmp(o, "--frames-seed")) {
-            if (need_value(argc, argv, i))
-                return GX_EXIT_USAGE;
-            unsigned long long *dst = num ? &a->seed : &a->frames_seed;
-            if (gx_parse_count(argv[++i], dst)) {
-                gx_cli_error("sim: %s '%s': a number expected", o, argv[i]);
-                return GX_EXIT_USAGE;
-            }
-            *(num ? &a->have_seed : &a->have_frames_seed) = 1;
-        } else if (!strcmp(o, "--phys-bytes")) {
-            if (need_value(argc, argv, i))
-                return GX_EXIT_USAGE;
-            if (gx_parse_size(argv[++i], &a->phys_bytes) || !a->phys_bytes) {
-                gx_cli_error("sim: --phys-bytes '%s': a size expected (e.g. 64GiB)", argv[i]);
-                return GX_EXIT_USAGE;
-            }
-        } else if (!strcmp(o, "--top")) {
-            unsigned long long k;
-            if (need_value(argc, argv, i))
-                return GX_EXIT_USAGE;
-            if (gx_parse_count(argv[++i], &k) || k > 64) {
-                gx_cli_error("sim: --top '%s': 0..64 expected", argv[i]);
-                return GX_EXIT_USAGE;
-            }
+        } else if ((r = gx_cli_value(argc, argv, &i, "--profile", &v)) != 0) {
+            bad = r < 0 || !(a->profile = v);
+        } else if ((r = gx_cli_value(argc, argv, &i, "--trace", &v)) != 0) {
+            bad = r < 0 || !(a->trace = v);
+        } else if ((r = gx_cli_value(argc, argv, &i, "-o", &v)) != 0 ||
+                   (r = gx_cli_value(argc, argv, &i, "--output", &v)) != 0) {
+            bad = r < 0 || !(a->out = v);
+        } else if ((r = gx_cli_value(argc, argv, &i, "--seed", &v)) != 0) {
+            bad = r < 0 || gx_cli_u64("--seed", v, 0, UINT64_MAX, GX_NUM_PLAIN, &a->seed);
+            a->have_seed = 1;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--frames-seed", &v)) != 0) {
+            bad = r < 0 ||
+                  gx_cli_u64("--frames-seed", v, 0, UINT64_MAX, GX_NUM_PLAIN, &a->frames_seed);
+            a->have_frames_seed = 1;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--phys-bytes", &v)) != 0) {
+            bad = r < 0 || gx_cli_u64("--phys-bytes", v, 1, UINT64_MAX, GX_NUM_SIZE,
+                                      &a->phys_bytes);
+        } else if ((r = gx_cli_value(argc, argv, &i, "--top", &v)) != 0) {
+            uint32_t k = 0;
+            bad = r < 0 || gx_cli_u32("--top", v, 0, SIM_MAX_TOP, GX_NUM_PLAIN, &k);
             a->top = (int)k;
         } else {
             gx_cli_error("sim: unknown argument '%s' (try gpuxray sim --help)", o);
             return GX_EXIT_USAGE;
         }
+        if (bad)
+            return GX_EXIT_USAGE;
     }
     if (!a->profile || !a->trace) {
         gx_cli_error("sim: --profile P.json and --trace FILE|- are required");
@@ -148,6 +145,89 @@ static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_
     return rc;
 }
 
+/* Pages sharing frames make every hit rate wrong: refuse such a run. */
+static int check_frames(const gx_tsim *sim, const gx_profile *p)
+{
+    uint64_t pages, frames;
+    gx_tsim_page_usage(sim, &pages, &frames);
+    if (pages <= frames)
+        return GX_EXIT_OK;
+    uint64_t pb = p->memory.page_bytes;
+    gx_cli_error("sim: the trace touches %llu pages of %llu bytes but the physical memory "
+                 "(--phys-bytes) holds only %llu frames: pages would share frames and the "
+                 "statistics would be wrong; give --phys-bytes %llu or more",
+                 (unsigned long long)pages, (unsigned long long)pb,
+                 (unsigned long long)frames,
+                 pages > UINT64_MAX / pb ? (unsigned long long)UINT64_MAX
+                                         : (unsigned long long)(pages * pb));
+    return GX_EXIT_USAGE;
+}
+
+/* Latencies past the histogram's last bin make percentiles lower bounds:
+ * say so (stderr; and in the text report). */
+static void note_histogram(const gx_tsim *sim, FILE *text)
+{
+    gx_tsim_stats st;
+    gx_tsim_get_stats(sim, &st);
+    uint64_t over = st.lat_hist ? st.lat_hist[GX_TSIM_LAT_BINS - 1] : 0;
+    if (!over || !(st.max_cycles >= GX_TSIM_LAT_BINS - 1))
+        return;
+    char line[320];
+    snprintf(line, sizeof line,
+             "%llu of %llu accesses (%.2f%%) took %d cycles or more, past the latency "
+             "histogram's range: percentiles of %d are lower bounds (max %.1f cycles is exact)",
+             (unsigned long long)over, (unsigned long long)st.accesses,
+             st.accesses ? 100.0 * (double)over / (double)st.accesses : 0.0,
+             GX_TSIM_LAT_BINS - 1, GX_TSIM_LAT_BINS - 1, st.max_cycles);
+    fprintf(stderr, "gpuxray sim: warning: %s\n", line);
+    if (text)
+        fprintf(text, "note     %s\n", line);
+}
+
+/* JSON has no inf or NaN: refuse statistics that do not parse back. */
+static int check_json(const char *buf, size_t len)
+{
+    json_error_t err;
+    json_t *doc = json_loadb(buf, len, 0, &err);
+    if (doc) {
+        json_decref(doc);
+        return GX_EXIT_OK;
+    }
+    gx_cli_error("sim: the statistics are not valid JSON at line %d, column %d (%s): a "
+                 "non-finite number (inf or NaN) from the profile's values; nothing written",
+                 err.line, err.column, err.text);
+    return GX_EXIT_USAGE;
+}
+
+/* Render the statistics in memory, check them, then write them (stdout or
+ * -o FILE) through gx_out: a failed check writes nothing. */
+static int write_stats(const gx_tsim *sim, const sim_args *a)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        gx_cli_error("sim: out of memory");
+        return GX_EXIT_FAIL;
+    }
+    int rc = a->json ? gx_tsim_write_json(sim, mem) : gx_tsim_write_text(sim, mem, a->top);
+    note_histogram(sim, a->json ? NULL : mem);
+    int ex = GX_EXIT_OK;
+    if (fclose(mem) != 0 || rc != 0 || !buf) {
+        gx_cli_error("sim: out of memory formatting the statistics");
+        ex = GX_EXIT_FAIL;
+    }
+    if (!ex && a->json)
+        ex = check_json(buf, len);
+    gx_msg msg;
+    if (!ex && (rc = gx_out_write_file(a->out ? a->out : "-", buf, len, &msg)) != GX_OK) {
+        gx_cli_error("sim: %s", msg.text);
+        ex = gx_exit_code(rc);
+    }
+    free(buf);
+    return ex;
+}
+
 int gx_cmd_sim(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -159,8 +239,10 @@ int gx_cmd_sim(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.top = 4;
     int ex = parse_args(argc, argv, &a);
-    if (ex)
+    if (ex || gx_cli_parse_only)
         return ex;
+    if (a.out && gx_cli_check_output("sim", a.out))
+        return GX_EXIT_USAGE;
     gx_msg msg;
     gx_msg_clear(&msg);
     gx_profile *p = NULL;
@@ -196,11 +278,9 @@ int gx_cmd_sim(int argc, char **argv)
         gx_cli_error("sim: %s", msg.text);
         ex = rc == GX_ENOMEM ? GX_EXIT_FAIL : GX_EXIT_USAGE;
     } else {
-        rc = a.json ? gx_tsim_write_json(sim, stdout) : gx_tsim_write_text(sim, stdout, a.top);
-        if (fflush(stdout) || rc) {
-            gx_cli_error("sim: write error on standard output");
-            ex = GX_EXIT_FAIL;
-        }
+        ex = check_frames(sim, p);
+        if (!ex)
+            ex = write_stats(sim, &a);
         if (!a.quiet)
             fprintf(stderr,
                     "gpuxray sim: %llu records in %.3f s (reading %.3f s) = %.1f M accesses/s\n",

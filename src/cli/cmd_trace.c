@@ -1,13 +1,16 @@
 /* cmd_trace.c - `gpuxray trace gen|convert`: synthetic traces and format
  * conversion (formats in include/gpuxray/trace.h).
  *
- * Notes: output goes to a temporary file renamed over -o FILE (nothing
- * half-written). Format: --text or --binary; otherwise binary for a file and
- * text for `-o -` (standard output). */
+ * Notes: output goes through gx_out (outfile.h): checked before the work,
+ * a temporary file renamed over a regular -o FILE (nothing half-written),
+ * devices and FIFOs written straight. Format: --text or --binary; otherwise
+ * binary for a file and text for `-o -` (standard output). Numbers: the
+ * strict parser (parse.h); every option is parsed before any work. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "gpuxray/parse.h"
 #include "gpuxray/trace.h"
 
 static void usage(FILE *f)
@@ -40,7 +43,11 @@ static void usage(FILE *f)
             "  --seed S           seed (default 1); the same seed reproduces the trace\n"
             "  --text | --binary | --binary-v1   output format (default: binary version 2\n"
             "                     to a file, text to -o -; version 1 is the old GXTRACE1)\n"
-            "  -o FILE            output file, '-' for standard output\n"
+            "  -o FILE            output file, '-' for standard output (checked before the\n"
+            "                     work starts; gpuxray help output)\n"
+            "\n"
+            "convert: reads IN ('-' = standard input), validates every record and writes\n"
+            "it in the format --text / --binary / --binary-v1 names (default as for gen).\n"
             "\n"
             "convert reads text, binary (version 1 or 2) and Accel-Sim traces, streaming.\n"
             "Text format: one record a line, 'SM OP ADDRESS [SIZE] [KEY=VALUE ...]': OP in\n"
@@ -51,70 +58,16 @@ static void usage(FILE *f)
             GX_TRACE_MAX_SIZE, GX_TRACE_DEFAULT_SIZE, GX_TRACE_MAGIC2);
 }
 
-/* Option value: "--opt VALUE" or "--opt=VALUE". Returns NULL if not this option. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n))
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n])
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-static int bad_value(const char *opt, const char *v, const char *what)
-{
-    gx_cli_error("%s '%s': %s expected", opt, v, what);
-    return GX_EXIT_USAGE;
-}
-
-static int parse_u64(const char *opt, const char *v, int size, uint64_t *out)
-{
-    unsigned long long x;
-    if ((size ? gx_parse_size(v, &x) : gx_parse_count(v, &x)) != 0)
-        return bad_value(opt, v, size ? "a size (e.g. 64MiB, 4096)" : "a count (e.g. 20M)");
-    *out = x;
-    return 0;
-}
-
-static int parse_u32(const char *opt, const char *v, int size, uint32_t *out)
-{
-    uint64_t x;
-    if (parse_u64(opt, v, size, &x))
-        return GX_EXIT_USAGE;
-    if (x > UINT32_MAX)
-        return bad_value(opt, v, "a value below 2^32");
-    *out = (uint32_t)x;
-    return 0;
-}
-
-static int parse_ratio(const char *opt, const char *v, double *out)
-{
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= 0 && x <= 1))
-        return bad_value(opt, v, "a fraction in [0, 1]");
-    *out = x;
-    return 0;
-}
-
 typedef struct out_opts {
     const char *path;
     int fmt; /* -1 unset */
 } out_opts;
 
-/* Common output options; 1 = consumed, 0 = not this, <0 = error (exit 2). */
+/* Common output options; 1 = consumed, 0 = not this, <0 = error (printed). */
 static int out_option(int argc, char **argv, int *i, out_opts *o)
 {
-    int missing = 0;
-    const char *v;
+    const char *v = NULL;
+    int r;
     if (!strcmp(argv[*i], "--text")) {
         o->fmt = GX_TRACE_TEXT;
         return 1;
@@ -127,14 +80,10 @@ static int out_option(int argc, char **argv, int *i, out_opts *o)
         o->fmt = GX_TRACE_BINARY1;
         return 1;
     }
-    if ((v = opt_value(argc, argv, i, "-o", &missing)) ||
-        (!missing && (v = opt_value(argc, argv, i, "--output", &missing)))) {
+    if ((r = gx_cli_value(argc, argv, i, "-o", &v)) != 0 ||
+        (r = gx_cli_value(argc, argv, i, "--output", &v)) != 0) {
         o->path = v;
-        return 1;
-    }
-    if (missing) {
-        gx_cli_error("%s needs a value", argv[*i]);
-        return -1;
+        return r;
     }
     return 0;
 }
@@ -146,60 +95,70 @@ static gx_trace_format out_format(const out_opts *o)
     return strcmp(o->path, "-") ? GX_TRACE_BINARY : GX_TRACE_TEXT;
 }
 
-/* One gen option at argv[*i]; 0 ok, else exit code. */
+/* One gen option at argv[*i]; 0 ok, else exit code (error printed). */
 static int gen_option(int argc, char **argv, int *i, gx_gen_cfg *c)
 {
     const char *a = argv[*i];
-    int missing = 0;
-    const char *v;
-#define OPT(name) ((v = opt_value(argc, argv, i, name, &missing)) != NULL)
+    const char *v = NULL;
+    int r = 0;
+#define OPT(name) ((r = gx_cli_value(argc, argv, i, name, &v)) != 0)
+#define U64(lo, fl, dst) (r < 0 ? GX_EXIT_USAGE : gx_cli_u64(a, v, lo, UINT64_MAX, fl, dst))
+#define U32(lo, hi, fl, dst) (r < 0 ? GX_EXIT_USAGE : gx_cli_u32(a, v, lo, hi, fl, dst))
+#define RATIO(dst) (r < 0 ? GX_EXIT_USAGE : gx_cli_double(a, v, 0, 1, dst))
     if (OPT("--footprint"))
-        return parse_u64(a, v, 1, &c->footprint_bytes);
+        return U64(1, GX_NUM_SIZE, &c->footprint_bytes);
     if (OPT("--count"))
-        return parse_u64(a, v, 0, &c->count) ? GX_EXIT_USAGE
-               : c->count ? 0 : bad_value(a, v, "a count > 0");
+        return U64(1, GX_NUM_COUNT, &c->count);
     if (OPT("--size"))
-        return parse_u32(a, v, 1, &c->size_bytes);
+        return U32(1, GX_TRACE_MAX_SIZE, GX_NUM_SIZE, &c->size_bytes);
     if (OPT("--stride")) { /* bytes for stride, pages for pages */
-        int rc = parse_u64(a, v, 1, &c->stride_bytes);
+        int rc = U64(1, GX_NUM_SIZE, &c->stride_bytes);
         c->page_stride = c->stride_bytes;
         return rc;
     }
     if (OPT("--page-size"))
-        return parse_u64(a, v, 1, &c->page_bytes);
+        return U64(1, GX_NUM_SIZE, &c->page_bytes);
     if (OPT("--unmapped-every"))
-        return parse_u64(a, v, 0, &c->unmapped_every);
-    if (OPT("--order"))
-        return gx_page_order_parse(v, &c->page_order)
-                   ? bad_value(a, v, "sequential, strided or random")
-                   : 0;
+        return U64(0, GX_NUM_COUNT, &c->unmapped_every);
+    if (OPT("--order")) {
+        if (r < 0)
+            return GX_EXIT_USAGE;
+        if (gx_page_order_parse(v, &c->page_order) == 0)
+            return GX_EXIT_OK;
+        gx_cli_error("--order: %s is not sequential, strided or random", v);
+        return GX_EXIT_USAGE;
+    }
     if (OPT("--base"))
-        return parse_u64(a, v, 1, &c->base);
+        return U64(0, GX_NUM_SIZE, &c->base);
     if (OPT("--sms"))
-        return parse_u32(a, v, 0, &c->sms);
+        return U32(1, UINT32_MAX, GX_NUM_COUNT, &c->sms);
     if (OPT("--seed"))
-        return parse_u64(a, v, 0, &c->seed);
+        return U64(0, GX_NUM_PLAIN, &c->seed);
     if (OPT("--rows"))
-        return parse_u64(a, v, 0, &c->rows);
+        return U64(1, GX_NUM_COUNT, &c->rows);
     if (OPT("--cols"))
-        return parse_u64(a, v, 0, &c->cols);
+        return U64(1, GX_NUM_COUNT, &c->cols);
     if (OPT("--elem"))
-        return parse_u32(a, v, 1, &c->elem_bytes);
+        return U32(1, GX_TRACE_MAX_SIZE, GX_NUM_SIZE, &c->elem_bytes);
     if (OPT("--tile"))
-        return parse_u32(a, v, 0, &c->tile);
+        return U32(1, UINT32_MAX, GX_NUM_COUNT, &c->tile);
     if (OPT("--write-ratio"))
-        return parse_ratio(a, v, &c->write_ratio);
+        return RATIO(&c->write_ratio);
     if (OPT("--atomic-ratio"))
-        return parse_ratio(a, v, &c->atomic_ratio);
-    if (OPT("--sm-assign"))
-        return gx_sm_assign_parse(v, &c->sm_assign)
-                   ? bad_value(a, v, "roundrobin, block or random")
-                   : 0;
+        return RATIO(&c->atomic_ratio);
+    if (OPT("--sm-assign")) {
+        if (r < 0)
+            return GX_EXIT_USAGE;
+        if (gx_sm_assign_parse(v, &c->sm_assign) == 0)
+            return GX_EXIT_OK;
+        gx_cli_error("--sm-assign: %s is not roundrobin, block or random", v);
+        return GX_EXIT_USAGE;
+    }
 #undef OPT
-    if (missing)
-        gx_cli_error("%s needs a value", a);
-    else
-        gx_cli_error("trace gen: unknown option '%s' (try gpuxray trace --help)", a);
+#undef U64
+#undef U32
+#undef RATIO
+    gx_cli_error("trace gen: unknown option '%s' (try gpuxray trace --help)", a);
     return GX_EXIT_USAGE;
 }
 
@@ -232,6 +191,14 @@ static int cmd_gen(int argc, char **argv)
     }
     gx_msg msg;
     gx_msg_clear(&msg);
+    if (gx_gen_check(&c, &msg) != GX_OK) {
+        gx_cli_error("trace gen: %s", msg.text);
+        return GX_EXIT_USAGE;
+    }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
+    if (gx_cli_check_output("trace gen", o.path))
+        return GX_EXIT_USAGE;
     int rc = gx_gen_save(&c, o.path, out_format(&o), &msg);
     if (rc) {
         gx_cli_error("trace gen: %s", msg.text);
@@ -260,6 +227,10 @@ static int cmd_convert(int argc, char **argv)
         gx_cli_error("trace convert: IN and -o FILE are required");
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
+    if (gx_cli_check_output("trace convert", o.path))
+        return GX_EXIT_USAGE;
     gx_msg msg;
     gx_msg_clear(&msg);
     int rc = gx_trace_convert(in, o.path, out_format(&o), &msg);

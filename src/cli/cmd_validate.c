@@ -12,10 +12,15 @@ int gx_cmd_validate(int argc, char **argv)
     int n_files = 0, failed = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: gpuxray validate PROFILE.json ...\n");
+            printf("usage: gpuxray validate PROFILE.json ...\n"
+                   "  loads and checks every rule of each profile (docs/profile-format.md);\n"
+                   "  prints FILE: ok, or the error naming the file and the field or line\n"
+                   "exit: 0 every file valid; 2 any file invalid or unreadable, bad usage\n");
             return GX_EXIT_OK;
         }
     }
+    if (gx_cli_parse_only)
+        return argc > 1 ? GX_EXIT_OK : GX_EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         gx_profile *p = NULL;
         gx_msg m;

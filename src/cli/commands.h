@@ -1,10 +1,19 @@
-/* commands.h - the gpuxray subcommands (Contract 3 of DESIGN.md). Each
- * returns a process exit code: 0 ok, 1 a check failed or a mismatch, 2 bad
- * usage or bad input, 3 target unavailable. Only the CLI prints and exits. */
+/* commands.h - the gpuxray subcommands and what they share (cli_util.c).
+ * Each command returns a process exit code: 0 ok, 1 a check failed, a
+ * mismatch or incomplete work, 2 bad usage or bad input (an unreadable input
+ * or an unwritable output included), 3 target unavailable (docs/cli.md).
+ * Only the CLI prints and exits.
+ *
+ * Every command parses ALL its arguments before doing any work, and returns
+ * GX_EXIT_OK right after parsing when gx_cli_parse_only is set (the
+ * command-line fuzzer, fuzz/fuzz_cli.c, runs the parsers alone that way). */
 #ifndef GPUXRAY_CLI_COMMANDS_H
 #define GPUXRAY_CLI_COMMANDS_H
 
+#include <stdint.h>
 #include <stdio.h>
+
+#include "gpuxray/outfile.h"
 
 enum {
     GX_EXIT_OK = 0,
@@ -17,6 +26,25 @@ enum {
 int gx_exit_code(int err);
 /* "gpuxray: <text>" on stderr. */
 void gx_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Nonzero: commands return right after parsing their arguments. */
+extern int gx_cli_parse_only;
+/* The value of option name at argv[*i] ("--name VALUE" or "--name=VALUE"):
+ * 1 and *val set (i advanced past the value), 0 when argv[*i] is another
+ * option, -1 when the value is missing (error printed). */
+int gx_cli_value(int argc, char **argv, int *i, const char *name, const char **val);
+/* Strict numbers (gpuxray/parse.h): GX_EXIT_OK, or the error printed and
+ * GX_EXIT_USAGE. */
+int gx_cli_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, unsigned flags,
+               uint64_t *out);
+int gx_cli_u32(const char *opt, const char *v, uint32_t lo, uint32_t hi, unsigned flags,
+               uint32_t *out);
+int gx_cli_double(const char *opt, const char *v, double lo, double hi, double *out);
+/* gx_out_check before the work starts: GX_EXIT_OK or the error printed
+ * ("CMD: PATH: cannot write: REASON") and GX_EXIT_USAGE. */
+int gx_cli_check_output(const char *cmd, const char *path);
+/* The whole command line (main() calls it). */
+int gx_cli_main(int argc, char **argv);
+
 /* Parse a size such as 64MiB, 2M, 4096, 1GiB, 0x1000 into bytes. 0 ok, -1 bad. */
 int gx_parse_size(const char *s, unsigned long long *out);
 /* Parse a count such as 20M, 1000, 2k (decimal multipliers). 0 ok, -1 bad. */

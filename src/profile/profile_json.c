@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpuxray/outfile.h"
 #include "json_internal.h"
 
 /* Above this a double does not hold every integer exactly. */
@@ -654,45 +655,7 @@ int gx_profile_save(const gx_profile *p, const char *path, gx_msg *msg)
     char *text = gx_profile_to_json(p);
     if (!text)
         return gx_fail(msg, GX_ENOMEM, "%s: cannot serialise the profile (out of memory)", path);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        free(text);
-        return gx_fail(msg, GX_ENOMEM, "%s: out of memory", path);
-    }
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(text);
-        free(tmp);
-        return gx_fail(msg, GX_EIO, "%s: cannot create a temporary file: %s", path, strerror(e));
-    }
-    size_t len = strlen(text), off = 0;
-    int e = 0;
-    if (fchmod(fd, 0644) != 0)
-        e = errno;
-    while (!e && off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            e = errno;
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (!e && fsync(fd) != 0)
-        e = errno;
-    if (close(fd) != 0 && !e)
-        e = errno;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e)
-        unlink(tmp);
-    free(tmp);
+    int rc = gx_out_write_file(path, text, strlen(text), msg); /* rules: outfile.h */
     free(text);
-    if (e)
-        return gx_fail(msg, GX_EIO, "%s: cannot write: %s", path, strerror(e));
-    return GX_OK;
+    return rc;
 }

@@ -288,12 +288,7 @@ int gx_gen_save(const gx_gen_cfg *c, const char *path, gx_trace_format fmt, gx_m
     gx_trace_rec r;
     while (rc == GX_OK && gx_gen_next(&g, &r))
         rc = gx_tw_put(w, &r);
-    if (rc) {
-        gx_tw_close(w, 0);
-        free(w);
-        return gx_fail(msg, GX_EIO, "%s: write error", path);
-    }
-    rc = gx_tw_close(w, 1);
+    rc = gx_tw_end(w, rc);
     free(w);
     return rc;
 }

@@ -3,8 +3,8 @@
  *
  * Notes:
  * - Records are encoded into a 64 KiB buffer; gx_trace_save and gx_tw_open
- *   write a temporary file in the target's directory and rename it over the
- *   target on success.
+ *   write through gx_out (outfile.h: a temporary file renamed over a regular
+ *   target on success, devices and FIFOs straight).
  * - Text output writes the KEY=VALUE fields only when non-zero, so a trace
  *   of plain accesses looks exactly as before these fields existed; reading
  *   back any written trace gives the same records. */
@@ -53,34 +53,14 @@ int gx_tw_open(gx_tw *w, const char *path, gx_trace_format fmt, uint64_t count, 
     w->path = path;
     if (fmt == GX_TRACE_ACCELSIM)
         return gx_fail(msg, GX_EINVAL, "%s: Accel-Sim traces are read, not written", path);
-    if (!strcmp(path, "-")) {
-        w->f = stdout;
-        if (fmt == GX_TRACE_BINARY1 && count == GX_TW_COUNT_UNKNOWN)
-            return gx_fail(msg, GX_EINVAL, "%s: binary version 1 to standard output needs the "
-                           "record count up front: write version 2", "<stdout>");
-        return GX_OK;
-    }
-    size_t n = strlen(path);
-    w->tmp = malloc(n + 16);
-    if (!w->tmp)
-        return gx_fail(msg, GX_ENOMEM, "%s: out of memory", path);
-    snprintf(w->tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(w->tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(w->tmp);
-        w->tmp = NULL;
-        return gx_fail(msg, GX_EIO, "%s: cannot create a temporary file: %s", path, strerror(e));
-    }
-    (void)fchmod(fd, 0644);
-    w->f = fdopen(fd, "wb");
-    if (!w->f) {
-        close(fd);
-        unlink(w->tmp);
-        free(w->tmp);
-        w->tmp = NULL;
-        return gx_fail(msg, GX_EIO, "%s: cannot open for writing", path);
-    }
+    if (!strcmp(path, "-") && fmt == GX_TRACE_BINARY1 && count == GX_TW_COUNT_UNKNOWN)
+        return gx_fail(msg, GX_EINVAL, "%s: binary version 1 to standard output needs the "
+                       "record count up front: write version 2", "<stdout>");
+    int rc = gx_out_open(&w->out, path, msg);
+    if (rc != GX_OK)
+        return rc;
+    w->f = w->out.f;
+    w->own = 1;
     return GX_OK;
 }
 
@@ -269,22 +249,25 @@ static int tw_finish(gx_tw *w)
 int gx_tw_close(gx_tw *w, int ok)
 {
     int rc = ok ? tw_finish(w) : GX_OK;
-    if (!w->tmp) {
+    if (!w->own) {
         if (fflush(w->f) && rc == GX_OK && ok)
             rc = gx_fail(w->msg, GX_EIO, "%s: write error", w->f == stdout ? "<stdout>" : w->path);
         return ok ? rc : GX_OK;
     }
-    int cerr = fclose(w->f);
-    if (ok && rc == GX_OK && cerr)
-        rc = gx_fail(w->msg, GX_EIO, "%s: write error: %s", w->path, strerror(errno));
-    if (ok && rc == GX_OK && rename(w->tmp, w->path))
-        rc = gx_fail(w->msg, GX_EIO, "%s: cannot rename the temporary file: %s", w->path,
-                     strerror(errno));
-    if (!ok || rc != GX_OK)
-        unlink(w->tmp);
-    free(w->tmp);
-    w->tmp = NULL;
-    return rc;
+    w->own = 0;
+    if (ok && (rc == GX_OK || gx_out_failed(&w->out)))
+        return gx_out_commit(&w->out, w->msg); /* a failed write: its reason */
+    gx_out_abort(&w->out);
+    return ok ? rc : GX_OK;
+}
+
+int gx_tw_end(gx_tw *w, int rc)
+{
+    if (rc == GX_OK)
+        return gx_tw_close(w, 1);
+    int e = w->own ? gx_out_failed(&w->out) : 0;
+    gx_tw_close(w, 0);
+    return e ? gx_fail(w->msg, GX_EIO, "%s: write error: %s", w->path, strerror(e)) : rc;
 }
 
 int gx_trace_write(const gx_trace *t, FILE *f, gx_trace_format fmt, gx_msg *msg)
@@ -313,10 +296,7 @@ int gx_trace_save(const gx_trace *t, const char *path, gx_trace_format fmt, gx_m
     }
     for (uint64_t i = 0; i < t->n && rc == GX_OK; i++)
         rc = gx_tw_put(w, &t->rec[i]);
-    if (rc)
-        gx_tw_close(w, 0);
-    else
-        rc = gx_tw_close(w, 1);
+    rc = gx_tw_end(w, rc);
     free(w);
     return rc;
 }
@@ -342,11 +322,9 @@ int gx_trace_convert(const char *in, const char *out, gx_trace_format fmt, gx_ms
             break;
         for (size_t i = 0; i < k && rc == GX_OK; i++)
             rc = gx_tw_put(w, &buf[i]);
-        if (rc == GX_EIO)
-            rc = gx_fail(msg, GX_EIO, "%s: write error: %s", out, strerror(errno));
     }
     if (opened)
-        rc = rc ? (gx_tw_close(w, 0), rc) : gx_tw_close(w, 1);
+        rc = gx_tw_end(w, rc);
     gx_trace_reader_close(rd);
     free(buf);
     free(w);

@@ -158,3 +158,9 @@ void gx_placement_reset(gx_placement *pl, uint64_t seed)
     pl->used_frames = 0;
     gx_rng_seed(&pl->rng, seed);
 }
+
+void gx_placement_usage(const gx_placement *pl, uint64_t *pages, uint64_t *frames)
+{
+    *pages = pl->count;
+    *frames = pl->nframes;
+}
