@@ -97,7 +97,7 @@ int gx_trace_append(gx_trace *t, const gx_trace_rec *r, gx_msg *msg)
 int gx_trace_push(gx_trace *t, uint64_t addr, uint32_t sm, gx_trace_op op, uint32_t size,
                   gx_msg *msg)
 {
-    if (!gx_trace_op_is_global(op))
+    if (!gx_trace_op_is_global((int)op))
         return gx_fail(msg, GX_EINVAL, "trace: bad op %d", (int)op);
     if (size < 1 || size > GX_TRACE_MAX_SIZE)
         return gx_fail(msg, GX_EINVAL, "trace: bad size %u (1..%d bytes)", size,
