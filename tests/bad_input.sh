@@ -34,6 +34,11 @@ printf '0 R 0x0 4\n0 R 0xfffffffffffffff0 32\n' >"$T/wrap.trace"
 "$GX" trace gen stride --footprint 64MiB --stride 2MiB --text -o "$T/big.trace"
 sed -e 's/"dram_latency_cycles": 430/"dram_latency_cycles": 1e308/' "$P" >"$T/huge-latency.json"
 sed -e 's/"dram_latency_cycles": 430/"dram_latency_cycles": 70000/' "$P" >"$T/slow-dram.json"
+sed -e 's/"page_bytes": 2097152/"page_bytes": 4611686018427387904/' "$P" >"$T/page62.json"
+# 25 slice masks: 19 more single-bit masks (bits 34..52) after the seed card's first one
+awk '{ print } /"0x1080",/ { for (b = 34; b <= 52; b++) printf "          \"0x%x\",\n", 2 ^ b }' \
+    "$P" >"$T/masks25.json"
+sed -e '0,/"seed": [0-9]*/s//"seed": -5/' "$T/keep.json" >"$T/seed-neg.json"
 # a measured profile that holds the timer only: every other field of $P is missing
 "$GX" discover --target "sim:$P" --only timer -o "$T/missing-field.json" >/dev/null 2>&1 ||
     { echo "cannot make the missing-field fixture"; exit 1; }
@@ -107,6 +112,15 @@ grep -q "timer.overhead_cycles" "$W/d.err" || fail "discover -o -: the table goe
 "$GX" sim --profile "$P" --trace "$T/ok.trace" --json --quiet -o - >"$W/s.json" ||
     fail "sim -o -"
 grep -q '"latency"' "$W/s.json" || fail "sim --json -o - wrote no statistics"
+
+# seeds: 0 is recorded in the provenance, 2^64-1 round-trips through validate
+"$GX" discover --target "sim:$P" --only timer --seed 0 -o "$W/s0.json" >/dev/null 2>&1 ||
+    fail "discover --seed 0"
+grep -q '"seed": 0' "$W/s0.json" || fail "seed 0 is not recorded in the provenance"
+"$GX" discover --target "sim:$P" --only timer --seed 18446744073709551615 -o "$W/smax.json" >/dev/null \
+    2>/dev/null || fail "discover --seed 2^64-1"
+grep -q '"seed": "*18446744073709551615' "$W/smax.json" || fail "seed 2^64-1 not recorded"
+"$GX" validate "$W/smax.json" >/dev/null || fail "a profile with seed 2^64-1 does not validate"
 
 # SIGINT / SIGTERM: the temporary file is removed, exit 130 / 143, the old file kept
 set -m # background jobs keep SIGINT (a non-interactive shell would ignore it for them)

@@ -15,6 +15,7 @@
  *   input that cannot be read and an output that cannot be written (the
  *   command did not produce its result because of what it was given); 3 the
  *   target is unavailable. */
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,4 +135,26 @@ int gx_cli_check_output(const char *cmd, const char *path)
         return GX_EXIT_OK;
     gx_cli_error("%s: %s", cmd, m.text);
     return GX_EXIT_USAGE;
+}
+
+int gx_cli_emit(const char *cmd, const char *path, const char *buf, size_t len, int is_json)
+{
+    if (is_json) {
+        json_error_t err;
+        json_t *doc = json_loadb(buf, len, 0, &err);
+        if (!doc) {
+            gx_cli_error("%s: the output is not valid JSON at line %d, column %d (%s): a "
+                         "non-finite number (inf or NaN) from the input's values? nothing "
+                         "written",
+                         cmd, err.line, err.column, err.text);
+            return GX_EXIT_USAGE;
+        }
+        json_decref(doc);
+    }
+    gx_msg m;
+    int rc = gx_out_write_file(path, buf, len, &m);
+    if (rc == GX_OK)
+        return GX_EXIT_OK;
+    gx_cli_error("%s: %s", cmd, m.text);
+    return gx_exit_code(rc);
 }

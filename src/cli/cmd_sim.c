@@ -15,7 +15,6 @@
  *   (a non-finite number) is refused, and a trace whose pages outnumber the
  *   physical frames (pages would share frames) is refused, exit 2, with
  *   nothing written. Latencies past the histogram's range are reported. */
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,21 +183,6 @@ static void note_histogram(const gx_tsim *sim, FILE *text)
         fprintf(text, "note     %s\n", line);
 }
 
-/* JSON has no inf or NaN: refuse statistics that do not parse back. */
-static int check_json(const char *buf, size_t len)
-{
-    json_error_t err;
-    json_t *doc = json_loadb(buf, len, 0, &err);
-    if (doc) {
-        json_decref(doc);
-        return GX_EXIT_OK;
-    }
-    gx_cli_error("sim: the statistics are not valid JSON at line %d, column %d (%s): a "
-                 "non-finite number (inf or NaN) from the profile's values; nothing written",
-                 err.line, err.column, err.text);
-    return GX_EXIT_USAGE;
-}
-
 /* Render the statistics in memory, check them, then write them (stdout or
  * -o FILE) through gx_out: a failed check writes nothing. */
 static int write_stats(const gx_tsim *sim, const sim_args *a)
@@ -217,13 +201,8 @@ static int write_stats(const gx_tsim *sim, const sim_args *a)
         gx_cli_error("sim: out of memory formatting the statistics");
         ex = GX_EXIT_FAIL;
     }
-    if (!ex && a->json)
-        ex = check_json(buf, len);
-    gx_msg msg;
-    if (!ex && (rc = gx_out_write_file(a->out ? a->out : "-", buf, len, &msg)) != GX_OK) {
-        gx_cli_error("sim: %s", msg.text);
-        ex = gx_exit_code(rc);
-    }
+    if (!ex)
+        ex = gx_cli_emit("sim", a->out ? a->out : "-", buf, len, a->json);
     free(buf);
     return ex;
 }

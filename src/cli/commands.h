@@ -42,6 +42,11 @@ int gx_cli_double(const char *opt, const char *v, double lo, double hi, double *
 /* gx_out_check before the work starts: GX_EXIT_OK or the error printed
  * ("CMD: PATH: cannot write: REASON") and GX_EXIT_USAGE. */
 int gx_cli_check_output(const char *cmd, const char *path);
+/* Write a finished output (buf, len) to path ("-" = stdout) through gx_out.
+ * is_json: the text must parse as JSON first (JSON has no inf or NaN: a
+ * writer that printed one is refused, nothing written). GX_EXIT_OK, or the
+ * error printed ("CMD: ...") and its exit code. */
+int gx_cli_emit(const char *cmd, const char *path, const char *buf, size_t len, int is_json);
 /* The whole command line (main() calls it). */
 int gx_cli_main(int argc, char **argv);
 
