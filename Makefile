@@ -51,13 +51,14 @@ holdout: build
 	./$(BUILD)/gpuxray holdout --count 200
 
 # The build types the suite does not build: Release with gcc (optimiser-dependent
-# warnings such as -Wformat-truncation) and Debug with clang; the library sources and
-# the binary only (no tests), warnings are errors as everywhere.
+# warnings such as -Wformat-truncation; the library sources and the binary) and Debug
+# with clang (everything: library, binary, tests, benchmarks; -O0 compiles fast);
+# warnings are errors as everywhere.
 check-builds: deps
 	@./scripts/configure.sh $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(RELEASE_BUILD) -j $(JOBS) --target gpuxray
 	@./scripts/configure.sh $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=$(CLANG)
-	cmake --build $(CLANG_BUILD) -j $(JOBS) --target gpuxray
+	cmake --build $(CLANG_BUILD) -j $(JOBS)
 
 # libFuzzer harnesses (fuzz/*.c) under ASan + UBSan, each for FUZZ_SECONDS from the
 # seed corpus in fuzz/corpus/ (docs/fuzzing.md).

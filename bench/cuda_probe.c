@@ -681,7 +681,7 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; i < argc; i += 2) { /* OPTION VALUE pairs */
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -706,7 +706,6 @@ int main(int argc, char **argv)
             usage();
             return 2;
         }
-        i++;
     }
     if (o.reps == 0 || o.sms == 0 || o.pages == 0 || o.max_mib == 0) {
         usage();
