@@ -12,7 +12,9 @@
  * - stdout (or -o FILE) carries only the deterministic statistics
  *   (golden-testable); the measured throughput goes to stderr. The
  *   statistics are rendered in memory first: JSON that does not parse back
- *   (a non-finite number) is refused, exit 2, with nothing written. Latencies past the histogram's range are reported. */
+ *   (a non-finite number) is refused, and a trace whose pages outnumber the
+ *   physical frames (pages would share frames) is refused, exit 2, with
+ *   nothing written. Latencies past the histogram's range are reported. */
 #include <stdlib.h>
 #include <string.h>
 
