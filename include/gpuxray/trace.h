@@ -338,6 +338,9 @@ void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n);
  * (call it after the last gx_tsim_run; a no-op without translation). */
 void gx_tsim_flush(gx_tsim *s);
 void gx_tsim_get_stats(const gx_tsim *s, gx_tsim_stats *st);
+/* Virtual pages the runs touched and physical frames available (phys_bytes
+ * / page_bytes): pages > frames means pages shared frames (wrong results). */
+void gx_tsim_page_usage(const gx_tsim *s, uint64_t *pages, uint64_t *frames);
 /* The latency (whole cycles) below or at which a fraction q (0..1) of the
  * accesses fall, from the histogram; NaN when empty. */
 double gx_tsim_latency_quantile(const gx_tsim_stats *st, double q);

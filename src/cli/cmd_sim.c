@@ -144,6 +144,24 @@ static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_
     return rc;
 }
 
+/* Pages sharing frames make every hit rate wrong: refuse such a run. */
+static int check_frames(const gx_tsim *sim, const gx_profile *p)
+{
+    uint64_t pages, frames;
+    gx_tsim_page_usage(sim, &pages, &frames);
+    if (pages <= frames)
+        return GX_EXIT_OK;
+    uint64_t pb = p->memory.page_bytes;
+    gx_cli_error("sim: the trace touches %llu pages of %llu bytes but the physical memory "
+                 "(--phys-bytes) holds only %llu frames: pages would share frames and the "
+                 "statistics would be wrong; give --phys-bytes %llu or more",
+                 (unsigned long long)pages, (unsigned long long)pb,
+                 (unsigned long long)frames,
+                 pages > UINT64_MAX / pb ? (unsigned long long)UINT64_MAX
+                                         : (unsigned long long)(pages * pb));
+    return GX_EXIT_USAGE;
+}
+
 /* Latencies past the histogram's last bin make percentiles lower bounds:
  * say so (stderr; and in the text report). */
 static void note_histogram(const gx_tsim *sim, FILE *text)
@@ -239,7 +257,9 @@ int gx_cmd_sim(int argc, char **argv)
         gx_cli_error("sim: %s", msg.text);
         ex = rc == GX_ENOMEM ? GX_EXIT_FAIL : GX_EXIT_USAGE;
     } else {
-        ex = write_stats(sim, &a);
+        ex = check_frames(sim, p);
+        if (!ex)
+            ex = write_stats(sim, &a);
         if (!a.quiet)
             fprintf(stderr,
                     "gpuxray sim: %llu records in %.3f s (reading %.3f s) = %.1f M accesses/s\n",

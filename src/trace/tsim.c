@@ -639,3 +639,8 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
         gx_smem_write_text(s->smem, f);
     return ferror(f) ? GX_EIO : GX_OK;
 }
+
+void gx_tsim_page_usage(const gx_tsim *s, uint64_t *pages, uint64_t *frames)
+{
+    gx_placement_usage(s->pl, pages, frames);
+}
