@@ -36,6 +36,9 @@ int gx_vmem_new(const gx_vmem_cfg *cfg, gx_vmem **out, gx_msg *msg);
 void gx_vmem_free(gx_vmem *vm);
 /* The physical address of va (its frame is placed on first touch). */
 uint64_t gx_vmem_pa(gx_vmem *vm, uint64_t va);
+/* Frames placed so far and frames the physical space holds (placement.h's
+ * gx_placement_usage): pages > frames means pages share frames. */
+void gx_vmem_usage(const gx_vmem *vm, uint64_t *pages, uint64_t *frames);
 /* 1 and *pa when va's frame is already known to the host caches (no
  * placement, no state change): for a caller looking ahead (prefetching)
  * without changing the order frames are placed in. */

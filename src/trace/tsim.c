@@ -642,5 +642,5 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
 
 void gx_tsim_page_usage(const gx_tsim *s, uint64_t *pages, uint64_t *frames)
 {
-    gx_placement_usage(s->pl, pages, frames);
+    gx_vmem_usage(gx_memsys_vmem(s->ms), pages, frames);
 }

@@ -70,6 +70,11 @@ uint64_t gx_vmem_pa(gx_vmem *vm, uint64_t va)
     return vm->xl_pa[i] | off;
 }
 
+void gx_vmem_usage(const gx_vmem *vm, uint64_t *pages, uint64_t *frames)
+{
+    gx_placement_usage(vm->pl, pages, frames);
+}
+
 int gx_vmem_pa_known(const gx_vmem *vm, uint64_t va, uint64_t *pa)
 {
     uint64_t vfn = va >> vm->frame_shift, off = va & (vm->frame_bytes - 1);
