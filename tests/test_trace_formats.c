@@ -304,6 +304,69 @@ static void test_stream_error_mid_trace(void **state)
     unlink(path);
 }
 
+/* Accel-Sim's NVBit trace: every address encoding, the ops by opcode, lanes
+ * and warp-instruction ids, the block's SM; then malformed lines. */
+static void test_accelsim(void **state)
+{
+    (void)state;
+    gx_trace t;
+    gx_trace_init(&t);
+    gx_msg m;
+    const char *path = gx_test_path("tests/data/accelsim-kernel-1.traceg");
+    assert_int_equal(gx_trace_read(path, 0, &t, &m), GX_OK);
+    assert_int_equal(t.n, 12);
+    static const struct { uint64_t addr; int op, size, lane; uint32_t warp; } want[] = {
+        {0x7f0000100000, GX_TRACE_READ, 4, 0, 1},  {0x7f0000100004, GX_TRACE_READ, 4, 1, 1},
+        {0x7f0000100008, GX_TRACE_READ, 4, 2, 1},  {0x7f000010000c, GX_TRACE_READ, 4, 3, 1},
+        {0x7f0000200000, GX_TRACE_READ, 16, 0, 2}, {0x7f0000300010, GX_TRACE_READ, 16, 2, 2},
+        {0x7f0000400000, GX_TRACE_WRITE, 8, 1, 3}, {0x7f00003ffff8, GX_TRACE_WRITE, 8, 2, 3},
+        {0x7f0000400008, GX_TRACE_WRITE, 8, 3, 3}, {0x40, GX_TRACE_SHARED_READ, 4, 0, 4},
+        {0x44, GX_TRACE_SHARED_READ, 4, 1, 4},     {0x80, GX_TRACE_SHARED_WRITE, 4, 0, 5},
+    };
+    for (int i = 0; i < 12; i++) {
+        const gx_trace_rec *r = &t.rec[i];
+        if (r->addr != want[i].addr || r->op != want[i].op || r->size != want[i].size ||
+            r->lane != want[i].lane || r->warp != want[i].warp || r->sm != 5)
+            fail_msg("record %d: addr %llx op %u size %u lane %u warp %u sm %u", i,
+                     (unsigned long long)r->addr, r->op, r->size, r->lane, r->warp, r->sm);
+    }
+    gx_trace_free(&t);
+    /* with an SM limit the block's index is folded: block 5 on 4 SMs -> SM 1 */
+    assert_int_equal(gx_trace_read(path, 4, &t, &m), GX_OK);
+    assert_int_equal(t.rec[0].sm, 1);
+    gx_trace_free(&t);
+    const char *head = "-kernel name = k\n-grid dim = (2,1,1)\n-accelsim tracer version = 4\n"
+                       "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n";
+    static const struct { const char *body, *want; } bad[] = {
+        {"0010 zz 0 LDG 0 4 0 0x10\n", "t:8: bad active mask 'zz'"},
+        {"0010 3 0 LDG 0 4 0 0x10\n", "t:8: bad or missing lane address"},
+        {"0010 3 0 LDG 0 4 3 0x10\n", "t:8: bad address mode"},
+        {"0010 5 0 LDG 0 4 1 0x10 4\n", "t:8: base_stride with a gap in the mask"},
+        {"0010 3 0 LDG 0 4 2 0x10\n", "t:8: bad or missing delta"},
+        {"0010 1 0 LDG 0 4 2 0x10\n#END_TB\n0020 1 0 LDG 0 4 0 0x10\n",
+         "t:10: a line outside #BEGIN_TB"},
+        {"0010 1 0 LDG 0 4 0 0xffffffffffffffff\n", "t:8: address 0xffffffffffffffff + size 4 wraps"},
+        {"0010 1 0 LDG 0 4 0 0x10 0x20\n", ""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s%s", head, bad[i].body);
+        gx_trace u;
+        gx_trace_init(&u);
+        gx_msg_clear(&m);
+        int rc = gx_trace_parse(buf, strlen(buf), "t", 0, &u, &m);
+        if (!*bad[i].want) { /* a trailing token (the immediate of version 5) is accepted */
+            assert_int_equal(rc, GX_OK);
+        } else if (rc != GX_EPARSE || !strstr(m.text, bad[i].want)) {
+            fail_msg("case %zu: rc %d '%s', wanted '%s'", i, rc, m.text, bad[i].want);
+        }
+        gx_trace_free(&u);
+    }
+    const char *old = "-kernel name = k\n-accelsim tracer version = 2\n";
+    assert_int_equal(gx_trace_parse(old, strlen(old), "t", 0, &t, &m), GX_EPARSE);
+    assert_non_null(strstr(m.text, "t:2: accelsim tracer version 2"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_v2_errors),
         cmocka_unit_test(test_stream_large),
         cmocka_unit_test(test_stream_error_mid_trace),
+        cmocka_unit_test(test_accelsim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

