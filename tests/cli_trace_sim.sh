@@ -177,6 +177,22 @@ expect_err bad_bin "record 12345: bad op 9"
 head -c $((16 + 16 * 500 + 7)) "$T/r1.bin" >"$T/trunc.bin"
 run trunc_bin 2 "$GX" sim --profile "$SEED" --trace "$T/trunc.bin"
 expect_err trunc_bin "record 500: truncated"
+# streaming: a malformed record after 200000 good ones (far past the first
+# batch and buffer): exit 2, the line named, no statistics
+{ cat "$T/r.txt"; echo "0 R 0x100 lane=40"; cat "$T/r.txt"; } >"$T/mid.trace"
+run mid 2 "$GX" sim --profile "$SEED" --trace "$T/mid.trace" --json
+expect_err mid "mid.trace:200001: bad lane 'lane=40'"
+# version 2 from a pipe; version 2 cut short (no end marker)
+cat "$T/r.bin" | "$GX" sim --profile "$SEED" --trace - --json >"$T/pipe_v2.out" 2>/dev/null ||
+    fail "sim of a version 2 trace on stdin failed"
+cmp -s "$T/sim_json_bin.out" "$T/pipe_v2.out" || fail "version 2 on stdin gives different stats"
+head -c 100000 "$T/r.bin" >"$T/cut.bin"
+run cut_v2 2 "$GX" sim --profile "$SEED" --trace "$T/cut.bin"
+expect_err cut_v2 "truncated"
+# Accel-Sim: a small NVBit trace runs, its shared-memory records counted
+run accelsim 0 "$GX" sim --profile "$SEED" --trace "$ROOT/tests/data/accelsim-kernel-1.traceg" --json
+grep -q '"accesses": 9,' "$T/accelsim.out" || fail "Accel-Sim trace: not 9 global accesses"
+grep -q '"shared_reads": 2, "shared_writes": 1' "$T/accelsim.out" || fail "Accel-Sim trace: shared records not counted"
 # profiles and files
 run no_trace 2 "$GX" sim --profile "$SEED" --trace "$T/nonexistent.trace"
 expect_err no_trace "nonexistent.trace: cannot open"

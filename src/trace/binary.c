@@ -96,7 +96,8 @@ static uint64_t unzigzag(uint64_t z)
     return (z >> 1) ^ (0 - (z & 1));
 }
 
-/* LEB128 varint at *pp (before end); -1 when truncated or over 10 bytes. */
+/* LEB128 varint at *pp (before end); -1 when the input ends inside it, -2
+ * when it runs over 10 bytes. */
 static int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
 {
     const unsigned char *p = *pp;
@@ -112,7 +113,7 @@ static int get_varint(const unsigned char **pp, const unsigned char *end, uint64
             return 0;
         }
     }
-    return -1;
+    return -2;
 }
 
 static int v2_fail(const gx_trace_reader *r, uint64_t i, gx_msg *msg, const char *what)
@@ -156,7 +157,8 @@ static int v2_slow(gx_trace_reader *r, const unsigned char **pp, gx_trace_rec *s
     }
     if ((size_t)(end - p) < len)
         return v2_fail(r, i, msg, "truncated");
-    uint64_t z = 0, v;
+    uint64_t z = 0, v = 0;
+    int vr = 0;
     for (unsigned k = 0; k < len; k++)
         z |= (uint64_t)p[k] << (8 * k);
     p += len;
@@ -165,23 +167,23 @@ static int v2_slow(gx_trace_reader *r, const unsigned char **pp, gx_trace_rec *s
     t.op = (uint8_t)op;
     t.arg = 0;
     if (ext & V2_E_SM) {
-        if (get_varint(&p, end, &v) || v > UINT32_MAX)
-            return v2_fail(r, i, msg, "bad sm varint");
+        if ((vr = get_varint(&p, end, &v)) != 0 || v > UINT32_MAX)
+            return v2_fail(r, i, msg, vr == -1 ? "truncated" : "bad sm varint");
         t.sm = (uint32_t)v;
     }
     if (ext & V2_E_SIZE) {
-        if (get_varint(&p, end, &v) || v > UINT16_MAX)
-            return v2_fail(r, i, msg, "bad size varint");
+        if ((vr = get_varint(&p, end, &v)) != 0 || v > UINT16_MAX)
+            return v2_fail(r, i, msg, vr == -1 ? "truncated" : "bad size varint");
         t.size = (uint16_t)v;
     }
     if (ext & V2_E_CYCLE) {
-        if (get_varint(&p, end, &v))
-            return v2_fail(r, i, msg, "bad cycle varint");
+        if ((vr = get_varint(&p, end, &v)) != 0)
+            return v2_fail(r, i, msg, vr == -1 ? "truncated" : "bad cycle varint");
         t.cycle += unzigzag(v);
     }
     if (ext & V2_E_WARP) {
-        if (get_varint(&p, end, &v))
-            return v2_fail(r, i, msg, "bad warp varint");
+        if ((vr = get_varint(&p, end, &v)) != 0)
+            return v2_fail(r, i, msg, vr == -1 ? "truncated" : "bad warp varint");
         t.warp = (uint32_t)(t.warp + (uint32_t)unzigzag(v));
     }
     if (ext & V2_E_LANE) {
@@ -190,8 +192,8 @@ static int v2_slow(gx_trace_reader *r, const unsigned char **pp, gx_trace_rec *s
         t.lane = *p++;
     }
     if (op == GX_TRACE_MAP || op == GX_TRACE_INVALIDATE) {
-        if (get_varint(&p, end, &v))
-            return v2_fail(r, i, msg, "bad arg varint");
+        if ((vr = get_varint(&p, end, &v)) != 0)
+            return v2_fail(r, i, msg, vr == -1 ? "truncated" : "bad arg varint");
         t.arg = v;
     }
     int rc = gx_reader_check(r, &t, i, msg);
