@@ -211,20 +211,13 @@ static const uint64_t delta_mask[9] = {
     0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL, 0xffffffffffffULL,
     0xffffffffffffffULL, ~0ULL};
 
-static const unsigned char *fast_table(void)
-{
-    static unsigned char t[256];
-    static int ready;
-    if (!ready) {
-        for (unsigned h = 0; h < 256; h++)
-            t[h] = (unsigned char)(!(h & V2_X) && (h & 15) <= 8 &&
-                                           (h >> 5) <= GX_TRACE_SHARED_WRITE
-                                       ? 1 + (h & 15)
-                                       : 0);
-        ready = 1;
-    }
-    return t;
-}
+#define V2_FL(h) ((!((h) & V2_X) && ((h) & 15) <= 8 && ((h) >> 5) <= GX_TRACE_SHARED_WRITE) \
+                      ? 1 + ((h) & 15) : 0)
+#define V2_FL4(h) V2_FL(h), V2_FL((h) + 1), V2_FL((h) + 2), V2_FL((h) + 3)
+#define V2_FL16(h) V2_FL4(h), V2_FL4((h) + 4), V2_FL4((h) + 8), V2_FL4((h) + 12)
+#define V2_FL64(h) V2_FL16(h), V2_FL16((h) + 16), V2_FL16((h) + 32), V2_FL16((h) + 48)
+static const unsigned char fast_len[256] = {V2_FL64(0u), V2_FL64(64u), V2_FL64(128u),
+                                            V2_FL64(192u)};
 
 /* Notes on the loop: the record's other fields are a template that only
  * the slow path changes, so a fast record is the template's three stores
@@ -235,7 +228,6 @@ static const unsigned char *fast_table(void)
 int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg)
 {
     *n = 0;
-    const unsigned char *fast_len = fast_table();
     const unsigned char *p = r->p, *end = r->end;
     gx_trace_rec st = r->prev;
     size_t k = 0;

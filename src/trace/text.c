@@ -338,18 +338,13 @@ static int parse_line(const text_ctx *c, const char *p, const char *end, gx_trac
     return GX_OK;
 }
 
-/* hex_digit[c]: the value of hexadecimal digit c, 0xff for other bytes. */
-static unsigned char hex_digit[256];
-
-static void init_hex_digit(void)
-{
-    static int ready;
-    if (ready)
-        return;
-    for (int c = 0; c < 256; c++)
-        hex_digit[c] = (unsigned char)(hex_value((char)c) < 0 ? 0xff : hex_value((char)c));
-    ready = 1;
-}
+/* hex_digit[c]: 1 + the value of hexadecimal digit c, 0 for other bytes
+ * (a constant table: the decoder may run in any thread). */
+static const unsigned char hex_digit[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,
+    ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+    ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+    ['F'] = 16};
 
 /* The common line `SM R|W|A [0x]HEX [SIZE]\n` (single spaces, no keys, no
  * comment), parsed without bounds checks: the caller guarantees a newline
@@ -393,8 +388,8 @@ static const char *fast_line(const char *p, uint32_t sm_limit, gx_trace_rec *r)
     uint64_t addr = 0;
     unsigned h;
     nd = 0;
-    while ((h = hex_digit[*q]) != 0xff) {
-        addr = addr << 4 | h;
+    while ((h = hex_digit[*q]) != 0) {
+        addr = addr << 4 | (h - 1);
         q++;
         nd++;
     }
@@ -446,7 +441,6 @@ int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n,
                            (unsigned long long)r->line + 1, GX_TRACE_MAX_LINE);
         return GX_OK; /* wait for more */
     }
-    init_hex_digit();
     text_ctx c = {r->source, r->line, r->sm_limit, msg};
     const char *p = (const char *)r->p;
     /* lines before fast_end end with a newline inside [p, end) */
