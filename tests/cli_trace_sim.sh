@@ -192,7 +192,9 @@ expect_err cut_v2 "truncated"
 # Accel-Sim: a small NVBit trace runs, its shared-memory records counted
 run accelsim 0 "$GX" sim --profile "$SEED" --trace "$ROOT/tests/data/accelsim-kernel-1.traceg" --json
 grep -q '"accesses": 9,' "$T/accelsim.out" || fail "Accel-Sim trace: not 9 global accesses"
-grep -q '"shared_reads": 2, "shared_writes": 1' "$T/accelsim.out" || fail "Accel-Sim trace: shared records not counted"
+# two shared warp instructions (one LDS of two lanes, one STS of one lane) through the bank model
+grep -q '"accesses": 2, "reads": 1, "writes": 1, "lanes": 3' "$T/accelsim.out" ||
+    fail "Accel-Sim trace: shared records not counted"
 # profiles and files
 run no_trace 2 "$GX" sim --profile "$SEED" --trace "$T/nonexistent.trace"
 expect_err no_trace "nonexistent.trace: cannot open"
