@@ -1,6 +1,7 @@
 /* fuzz_cli.c - libFuzzer harness: the command-line parsing of every command.
  * The input is split at NUL bytes into words; the first byte picks the
- * command (discover, compare, validate, sim, trace gen, trace convert,
+ * command (discover, compare, validate, sim, trace gen, trace convert, report,
+ * export, advise, advise persist,
  * holdout, gen-profile, help), the words follow it. gx_cli_parse_only makes
  * every command return right after parsing, so nothing is opened, run or
  * written: what is fuzzed is option matching, values, numbers, ranges and
@@ -20,6 +21,8 @@ static const char *const cmds[][2] = {
     {"discover", NULL}, {"compare", NULL},      {"validate", NULL},
     {"sim", NULL},      {"trace", "gen"},       {"trace", "convert"},
     {"holdout", NULL},  {"gen-profile", NULL},  {"help", NULL},
+    {"report", NULL},   {"export", NULL},       {"advise", NULL},
+    {"advise", "persist"},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -53,6 +53,11 @@ void gx_memsys_free(gx_memsys *ms);
 /* The parts a client drives directly on its hot path: the L2 for (b), the
  * virtual memory for VA -> PA when translation is off. */
 gx_l2 *gx_memsys_l2(gx_memsys *ms);
+/* The per-SM shared memory (smem.h), owned by memsys; NULL when the
+ * profile's smem section cannot run the bank model, with the reason in
+ * gx_memsys_smem_note ("" otherwise). */
+struct gx_smem *gx_memsys_smem(gx_memsys *ms);
+const char *gx_memsys_smem_note(const gx_memsys *ms);
 gx_vmem *gx_memsys_vmem(gx_memsys *ms);
 
 /* Translation off (no tlb section), the hot path of a trace or a chase:

@@ -96,6 +96,8 @@ static int persist(int argc, char **argv)
         usage(stderr);
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
     gx_msg msg;
     gx_profile *p = NULL;
     gx_persist r = {0, 0, bytes, 0};
@@ -263,6 +265,8 @@ int gx_cmd_advise(int argc, char **argv)
         gx_cli_error("%s", msg.text);
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
     gx_profile *p = NULL;
     int rc = gx_profile_load(prof, &p, &msg);
     if (rc != GX_OK) {

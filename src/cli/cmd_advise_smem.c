@@ -49,6 +49,8 @@ int gx_cmd_advise_smem(int argc, char **argv)
         gx_cli_error("advise: %s", m.text);
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
     gx_profile *p = NULL;
     if (gx_profile_load(prof, &p, &m) != GX_OK) {
         gx_cli_error("%s", m.text);

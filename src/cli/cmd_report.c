@@ -49,6 +49,8 @@ int gx_cmd_report(int argc, char **argv)
         usage(stderr);
         return GX_EXIT_USAGE;
     }
+    if (gx_cli_parse_only)
+        return GX_EXIT_OK;
     gx_msg msg;
     gx_profile *p = NULL;
     int rc = gx_profile_load(prof, &p, &msg);

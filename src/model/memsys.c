@@ -57,6 +57,20 @@ static int build_translation(gx_memsys *ms, const gx_profile *p, uint64_t seed, 
     return rc;
 }
 
+/* Shared memory, the part beside the global-memory path: a profile whose
+ * smem section cannot run the bank model (null fields) leaves it out, with
+ * the reason kept for the clients' output (not an error: global-memory
+ * runs need no shared memory). */
+static void open_smem(gx_memsys *ms, const gx_profile *p)
+{
+    gx_msg m;
+    gx_msg_clear(&m);
+    if (gx_smem_new_from_profile(p, &ms->smem, &m) != GX_OK) {
+        ms->smem = NULL;
+        snprintf(ms->smem_note, sizeof ms->smem_note, "%.200s", m.text);
+    }
+}
+
 int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out, gx_msg *msg)
 {
     *out = NULL;
@@ -81,6 +95,8 @@ int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out
     }
     if (rc == GX_OK && p->tlb.present)
         rc = build_translation(ms, p, cfg->seed, msg);
+    if (rc == GX_OK)
+        open_smem(ms, p);
     if (rc != GX_OK) {
         gx_memsys_free(ms);
         return rc;
@@ -102,7 +118,18 @@ void gx_memsys_free(gx_memsys *ms)
     }
     gx_walker_free(ms->walker);
     gx_coalescer_free(ms->co);
+    gx_smem_free(ms->smem);
     free(ms);
+}
+
+gx_smem *gx_memsys_smem(gx_memsys *ms)
+{
+    return ms->smem;
+}
+
+const char *gx_memsys_smem_note(const gx_memsys *ms)
+{
+    return ms->smem_note;
 }
 
 gx_l2 *gx_memsys_l2(gx_memsys *ms)

@@ -6,6 +6,7 @@
 
 #include "gpuxray/dram.h"
 #include "gpuxray/memsys.h"
+#include "gpuxray/smem.h"
 #include "slots.h"
 
 struct gx_memsys {
@@ -22,6 +23,8 @@ struct gx_memsys {
     char level_name[GX_MAX_TLB_LEVELS][16];
     gx_walker *walker;
     gx_coalescer *co;
+    gx_smem *smem;      /* shared memory (SR / SW records); NULL: not modelled */
+    char smem_note[256]; /* why not */
     uint64_t accesses, faults, maps, maps_rejected, invalidations, miss_slot_stalls;
     double translation_cycles;
 };

@@ -124,23 +124,21 @@ void gx_tsim_free(gx_tsim *s)
 {
     if (!s)
         return;
-    gx_smem_free(s->smem);
-    gx_memsys_free(s->ms);
+    gx_memsys_free(s->ms); /* owns s->smem */
     free(s->hist);
     free(s);
 }
 
 /* ---- shared memory: the bank model (smem.h) runs SR / SW records ----
- * The one place the trace simulator joins the shared-memory model: lanes
+ * The part is memsys's (gx_memsys_smem); the trace simulator feeds it: lanes
  * grouped into warp instructions by the model (gx_smem_record), costed per
  * SM. A profile whose smem section cannot run the model (null fields)
  * leaves shared records counted only, with the reason in the output. */
 static void smem_open(gx_tsim *s, const gx_profile *p)
 {
-    gx_msg m;
-    gx_msg_clear(&m);
-    if (gx_smem_new_from_profile(p, &s->smem, &m) != GX_OK)
-        snprintf(s->smem_note, sizeof s->smem_note, "%.200s", m.text);
+    (void)p; /* memsys built the part from the profile */
+    s->smem = gx_memsys_smem(s->ms);
+    snprintf(s->smem_note, sizeof s->smem_note, "%s", gx_memsys_smem_note(s->ms));
 }
 
 static void smem_record(gx_tsim *s, const gx_trace_rec *r)
