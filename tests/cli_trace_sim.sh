@@ -221,6 +221,13 @@ run gen_dir 2 "$GX" trace gen stream --footprint 1MiB -o "$T/no/such/dir/z.bin"
 expect_err gen_dir "z.bin"
 [ -e "$T/z.bin" ] && fail "a failed trace gen left a file"
 
+# latencies past the histogram's range are reported in the JSON too (a 70000-cycle DRAM)
+sed 's/"dram_latency_cycles": [0-9.]*/"dram_latency_cycles": 70000/' "$SEED" >"$T/slow.json"
+"$GX" trace gen random --footprint 64MiB --count 2000 -o "$T/r2k.bin" 2>/dev/null
+run slow 0 "$GX" sim --profile "$T/slow.json" --trace "$T/r2k.bin" --json --quiet
+grep -q '"past_range": {"from_cycles": 8191, "count": 2000}' "$T/slow.out" ||
+    fail "JSON does not say that latencies went past the histogram's range"
+
 if [ "$fails" != 0 ]; then
     echo "cli_trace_sim: $fails failure(s)" >&2
     exit 1

@@ -505,10 +505,16 @@ int gx_tsim_write_json(const gx_tsim *s, FILE *f)
     double mean = st.accesses ? st.total_cycles / (double)st.accesses : 0;
     fprintf(f,
             "  \"latency\": {\"mean_cycles\": %.3f, \"p50_cycles\": %.0f, \"p99_cycles\": %.0f, "
-            "\"min_cycles\": %.3f, \"max_cycles\": %.3f,\n    \"histogram\": [",
+            "\"min_cycles\": %.3f, \"max_cycles\": %.3f,",
             mean, num_or_zero(gx_tsim_latency_quantile(&st, 0.5)),
             num_or_zero(gx_tsim_latency_quantile(&st, 0.99)), num_or_zero(st.min_cycles),
             num_or_zero(st.max_cycles));
+    /* accesses past the histogram's last bin: the percentiles are lower bounds */
+    uint64_t past = st.lat_hist ? st.lat_hist[GX_TSIM_LAT_BINS - 1] : 0;
+    if (past && st.max_cycles >= GX_TSIM_LAT_BINS - 1)
+        fprintf(f, " \"past_range\": {\"from_cycles\": %d, \"count\": %llu},",
+                GX_TSIM_LAT_BINS - 1, (unsigned long long)past);
+    fprintf(f, "\n    \"histogram\": [");
     if (st.accesses) {
         uint32_t a, b, w;
         bucket_layout(&st, &a, &b, &w);
