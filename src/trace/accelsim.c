@@ -204,8 +204,8 @@ static int opcode_op(const char *t, size_t n)
 static int lane_addresses(gx_trace_reader *r, as_line *l, uint32_t mask, uint64_t addr[32],
                           gx_msg *msg)
 {
-    const char *t;
-    size_t n;
+    const char *t = NULL;
+    size_t n = 0;
     uint64_t mode, base;
     if (!next_tok(l, &t, &n) || tok_num(t, n, 10, &mode) || mode > 2)
         return as_fail(r, msg, "bad address mode (0 list_all, 1 base_stride, 2 base_delta)",
