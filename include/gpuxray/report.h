@@ -46,8 +46,4 @@ typedef struct gx_report_opts {
 int gx_report_write(const gx_profile *p, const gx_report_opts *o, const char *html_path,
                     gx_msg *msg);
 
-/* Write text to path atomically (temporary file in the same directory,
- * then rename); "-" writes to standard output. */
-int gx_write_file_atomic(const char *path, const char *text, size_t len, gx_msg *msg);
-
 #endif

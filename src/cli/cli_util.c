@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "gpuxray/parse.h"
+#include "gpuxray/profile.h"
 
 int gx_cli_parse_only;
 
@@ -156,5 +157,16 @@ int gx_cli_emit(const char *cmd, const char *path, const char *buf, size_t len, 
     if (rc == GX_OK)
         return GX_EXIT_OK;
     gx_cli_error("%s: %s", cmd, m.text);
+    return gx_exit_code(rc);
+}
+
+int gx_cli_load_profile(const char *path, gx_profile **out)
+{
+    gx_msg m;
+    *out = NULL;
+    int rc = gx_profile_load(path, out, &m);
+    if (rc == GX_OK)
+        return GX_EXIT_OK;
+    gx_cli_error("%s", m.text);
     return gx_exit_code(rc);
 }

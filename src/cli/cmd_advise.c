@@ -102,9 +102,10 @@ static int persist(int argc, char **argv)
     gx_profile *p = NULL;
     gx_persist r = {0, 0, bytes, 0};
     if (prof) {
-        int rc = gx_profile_load(prof, &p, &msg);
-        if (rc == GX_OK)
-            rc = gx_advise_persist(p, bytes, &r, &msg);
+        int ec = gx_cli_load_profile(prof, &p);
+        if (ec != GX_EXIT_OK)
+            return ec;
+        int rc = gx_advise_persist(p, bytes, &r, &msg);
         gx_profile_free(p);
         if (rc != GX_OK) {
             gx_cli_error("%s", msg.text);
@@ -268,12 +269,10 @@ int gx_cmd_advise(int argc, char **argv)
     if (gx_cli_parse_only)
         return GX_EXIT_OK;
     gx_profile *p = NULL;
-    int rc = gx_profile_load(prof, &p, &msg);
-    if (rc != GX_OK) {
-        gx_cli_error("%s", msg.text);
-        return gx_exit_code(rc);
-    }
-    int ec;
+    int ec = gx_cli_load_profile(prof, &p);
+    if (ec != GX_EXIT_OK)
+        return ec;
+    int rc;
     if (array) {
         if (!have_pad)
             max_pad = ADV_DEFAULT_MAX_PAD_BYTES / c.elem_bytes;

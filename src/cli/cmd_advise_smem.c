@@ -52,10 +52,9 @@ int gx_cmd_advise_smem(int argc, char **argv)
     if (gx_cli_parse_only)
         return GX_EXIT_OK;
     gx_profile *p = NULL;
-    if (gx_profile_load(prof, &p, &m) != GX_OK) {
-        gx_cli_error("%s", m.text);
-        return GX_EXIT_USAGE;
-    }
+    int ec = gx_cli_load_profile(prof, &p);
+    if (ec != GX_EXIT_OK)
+        return ec;
     gx_smem_cfg c;
     int rc = gx_smem_cfg_from_profile(p, &c, &m);
     if (rc == GX_OK && !c.present)

@@ -9,7 +9,9 @@
 
 #include "commands.h"
 #include "gpuxray/export.h"
+#include "gpuxray/outfile.h"
 #include "gpuxray/profile.h"
+#include "gpuxray/outfile.h"
 #include "gpuxray/report.h"
 
 static void usage(FILE *f)
@@ -71,16 +73,14 @@ int gx_cmd_export(int argc, char **argv)
         return GX_EXIT_OK;
     gx_msg msg;
     gx_profile *p = NULL;
-    int rc = gx_profile_load(prof, &p, &msg);
-    if (rc != GX_OK) {
-        gx_cli_error("%s", msg.text);
-        return gx_exit_code(rc);
-    }
+    int ec = gx_cli_load_profile(prof, &p);
+    if (ec != GX_EXIT_OK)
+        return ec;
     char *text = NULL;
-    rc = gx_export(p, kind, &o, &text, &msg);
+    int rc = gx_export(p, kind, &o, &text, &msg);
     gx_profile_free(p);
     if (rc == GX_OK)
-        rc = gx_write_file_atomic(out, text, strlen(text), &msg);
+        rc = gx_out_write_file(out, text, strlen(text), &msg);
     free(text);
     if (rc != GX_OK) {
         gx_cli_error("%s", msg.text);

@@ -53,11 +53,10 @@ int gx_cmd_report(int argc, char **argv)
         return GX_EXIT_OK;
     gx_msg msg;
     gx_profile *p = NULL;
-    int rc = gx_profile_load(prof, &p, &msg);
-    if (rc != GX_OK) {
-        gx_cli_error("%s", msg.text);
-        return gx_exit_code(rc);
-    }
+    int ec = gx_cli_load_profile(prof, &p);
+    if (ec != GX_EXIT_OK)
+        return ec;
+    int rc;
     void *data = NULL;
     if (data_dir && (rc = gx_report_data_load(data_dir, &data, &msg)) != GX_OK) {
         gx_cli_error("%s", msg.text);

@@ -47,6 +47,11 @@ int gx_cli_check_output(const char *cmd, const char *path);
  * writer that printed one is refused, nothing written). GX_EXIT_OK, or the
  * error printed ("CMD: ...") and its exit code. */
 int gx_cli_emit(const char *cmd, const char *path, const char *buf, size_t len, int is_json);
+/* Load and validate a profile for a command: GX_EXIT_OK with *out set, or
+ * the loader's message printed ("gpuxray: ...") and its exit code (2 for a
+ * file that cannot be read or a profile that is malformed or inconsistent). */
+struct gx_profile;
+int gx_cli_load_profile(const char *path, struct gx_profile **out);
 /* The whole command line (main() calls it). */
 int gx_cli_main(int argc, char **argv);
 

@@ -17,42 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpuxray/outfile.h"
 #include "gpuxray/report.h"
 
 #define DATA_MAX_FILE_BYTES (64u << 20) /* a series file larger than this is not ours */
-
-int gx_write_file_atomic(const char *path, const char *text, size_t len, gx_msg *msg)
-{
-    if (!path || !text)
-        return gx_fail(msg, GX_EINVAL, "write: NULL argument");
-    if (!strcmp(path, "-")) {
-        if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
-            return gx_fail(msg, GX_EIO, "write to standard output failed");
-        return GX_OK;
-    }
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return gx_fail(msg, GX_ENOMEM, "out of memory");
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return gx_fail(msg, GX_EIO, "%s: cannot create: %s", path, strerror(e));
-    }
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        free(tmp);
-        return gx_fail(msg, GX_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    free(tmp);
-    return GX_OK;
-}
 
 static int good_name(const char *s)
 {
@@ -96,7 +64,7 @@ static int save_series(const char *dir, const char *name, json_t *body, gx_msg *
         snprintf(path, n, "%s/%s.json", dir, name);
         size_t len = strlen(text);
         text[len] = '\n'; /* replaces the terminator: length passed explicitly */
-        rc = gx_write_file_atomic(path, text, len + 1, msg);
+        rc = gx_out_write_file(path, text, len + 1, msg);
         free(path);
     } else {
         gx_fail(msg, rc, "out of memory");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/outfile.h"
 #include "report_int.h"
 
 static void cell(gx_rbuf *b, const char *s)
@@ -145,11 +146,11 @@ int gx_report_write(const gx_profile *p, const gx_report_opts *o, const char *ht
         rc = gx_fail(msg, GX_ERANGE, "report page is %zu bytes, over its %u-byte budget", h.len,
                      RP_HTML_MAX_BYTES);
     } else {
-        rc = gx_write_file_atomic(html_path, h.s, h.len, msg);
+        rc = gx_out_write_file(html_path, h.s, h.len, msg);
         if (rc == GX_OK && strcmp(html_path, "-") != 0) {
-            rc = gx_write_file_atomic(md_path, m.s, m.len, msg);
+            rc = gx_out_write_file(md_path, m.s, m.len, msg);
             if (rc == GX_OK)
-                rc = gx_write_file_atomic(js_path, js, strlen(js), msg);
+                rc = gx_out_write_file(js_path, js, strlen(js), msg);
         }
     }
     free(js);
