@@ -2,7 +2,9 @@
  * seeds validates, survives a save/load round trip, is reproducible, and
  * the distribution covers what the holdout proof needs (non-power-of-two
  * slices, both topologies, every candidate policy, modulo sets, noise from
- * none to heavy, unobservable hash bits). */
+ * none to heavy, unobservable hash bits); the widened mode draws the shapes
+ * real GPUs publish (heavy masks mostly reaching above the page, up to 40
+ * ways and 160 slices, hundreds of modulo sets, near-far without copies). */
 #include "testutil.h"
 
 #include <math.h>
@@ -194,12 +196,103 @@ static void test_options(void **state)
     assert_null(p);
 }
 
+static int popcount64(uint64_t v)
+{
+    return __builtin_popcountll(v);
+}
+
+static void test_wide_mode(void **state)
+{
+    (void)state;
+    gx_generate_opts o;
+    gx_generate_opts_wide(&o);
+    unsigned masks = 0, high = 0, heavy = 0, big_slices = 0, many_sets = 0, modulo = 0,
+             nf_copy = 0, nf_nocopy = 0, sec_half = 0, sec_line = 0, sec32 = 0;
+    uint32_t max_ways = 0;
+    for (uint64_t seed = 1; seed <= N_SEEDS; seed++) {
+        gx_profile *p = NULL;
+        gx_msg m;
+        gx_msg_clear(&m);
+        int rc = gx_generate(seed, &o, &p, &m);
+        if (rc != GX_OK)
+            fprintf(stderr, "wide seed %llu: %s\n", (unsigned long long)seed, m.text);
+        assert_int_equal(rc, GX_OK);
+        assert_int_equal(gx_profile_validate(p, &m), GX_OK);
+        const __typeof__(p->l2) *l = &p->l2;
+        assert_true(l->capacity_bytes >= (256u << 10) && l->capacity_bytes <= (64u << 20));
+        assert_true(l->ways >= 2 && l->ways <= 40);
+        assert_true(l->slices >= 1 && l->slices <= 160);
+        if (l->ways > max_ways)
+            max_ways = l->ways;
+        big_slices += l->slices > 128;
+        const int line_bits = gx_log2_ceil_u64(l->line_bytes);
+        sec32 += l->sector_bytes == 32;
+        sec_half += l->sector_bytes == l->line_bytes / 2 && l->sector_bytes != 32;
+        sec_line += l->sector_bytes == l->line_bytes;
+        const gx_hash_fn *fn[2] = {&l->slice_hash, &l->set_hash};
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < fn[h]->n_masks; i++) {
+                uint64_t mk = fn[h]->masks[i];
+                int w = popcount64(mk);
+                int lo = h == 1 && l->set_hash.modulo ? 1 : 2, hi = h == 1 && l->set_hash.modulo ? 3 : 12;
+                assert_true(w >= lo && w <= hi);
+                assert_true(mk >> 34 == 0 && (mk & ((1ull << line_bits) - 1)) == 0);
+                masks++;
+                high += (mk >> 21) != 0;
+                heavy += w >= 7;
+            }
+        if (l->set_hash.modulo) {
+            modulo++;
+            assert_true(!gx_is_pow2_u64(l->sets_per_slice));
+            many_sets += l->sets_per_slice >= 200;
+        }
+        if (l->topology == GX_TOPO_NEAR_FAR) {
+            if (l->near_far.copy_to_near) {
+                nf_copy++;
+                assert_int_equal(l->n_levels, 2);
+            } else {
+                nf_nocopy++;
+                assert_int_equal(l->n_levels, 1); /* one SM sees one level at the mean */
+                assert_true(l->levels[0].latency_cycles > l->near_hit_cycles &&
+                            l->levels[0].latency_cycles < l->far_hit_cycles);
+            }
+        }
+        gx_profile_free(p);
+    }
+    fprintf(stderr, "wide: %u masks, %u with bits above the page, %u of weight >= 7; slices > 128: "
+                    "%u; modulo %u (>= 200 sets %u); near-far copy %u, no copy %u; ways up to %u; "
+                    "sectors 32:%u half:%u line:%u\n",
+            masks, high, heavy, big_slices, modulo, many_sets, nf_copy, nf_nocopy, max_ways, sec32,
+            sec_half, sec_line);
+    assert_true(high * 10 >= masks * 7); /* most masks reach above the page */
+    assert_true(heavy * 5 >= masks);
+    assert_true(big_slices >= 5 && many_sets >= 5 && modulo >= 100);
+    assert_true(nf_copy >= 30 && nf_nocopy >= 30);
+    assert_true(max_ways == 40);
+    assert_true(sec32 >= 20 && sec_half >= 20 && sec_line >= 20);
+    /* a seed names one profile per mode */
+    gx_profile *a = gx_generate_profile(7, &o), *b = gx_generate_profile(7, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    char *ta = gx_profile_to_json(a), *tb = gx_profile_to_json(b);
+    assert_true(strcmp(ta, tb) != 0);
+    free(ta);
+    free(tb);
+    gx_profile_free(a);
+    gx_profile_free(b);
+    assert_int_equal(gx_generate_mode_parse("wide"), GX_GEN_WIDE);
+    assert_int_equal(gx_generate_mode_parse("classic"), GX_GEN_CLASSIC);
+    assert_int_equal(gx_generate_mode_parse("Wide"), -1);
+    assert_int_equal(gx_generate_mode_parse(NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_500_seeds_validate_and_cover),
         cmocka_unit_test(test_reproducible_and_round_trip),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_wide_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,10 +35,26 @@
 
 /* ------------------------------------------------------------ gen-profile */
 
+/* --mode VALUE: 0 parsed into *opts, -1 bad (printed). */
+static int parse_mode(const char *cmd, const char *v, gx_generate_opts *opts)
+{
+    int mode = gx_generate_mode_parse(v);
+    if (mode < 0) {
+        gx_cli_error("%s: --mode '%s': expected classic or wide", cmd, v);
+        return -1;
+    }
+    if (mode == GX_GEN_WIDE)
+        gx_generate_opts_wide(opts);
+    else
+        gx_generate_opts_default(opts);
+    return 0;
+}
+
 static void genprofile_usage(FILE *f)
 {
-    fprintf(f, "usage: gpuxray gen-profile --seed N [-o OUT.json|-]\n"
+    fprintf(f, "usage: gpuxray gen-profile --seed N [--mode classic|wide] [-o OUT.json|-]\n"
                "  a random valid hidden profile (the holdout's generator); N 0..2^64-1;\n"
+               "  --mode wide: the shapes real GPUs publish (docs/discovery.md);\n"
                "  standard output without -o (or with -o -)\n");
 }
 
@@ -47,10 +63,15 @@ int gx_cmd_genprofile(int argc, char **argv)
     uint64_t seed = 0;
     int have_seed = 0;
     const char *out = "-";
+    gx_generate_opts go;
+    gx_generate_opts_default(&go);
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int r;
-        if ((r = gx_cli_value(argc, argv, &i, "--seed", &v)) != 0) {
+        if ((r = gx_cli_value(argc, argv, &i, "--mode", &v)) != 0) {
+            if (r < 0 || parse_mode("gen-profile", v, &go))
+                return GX_EXIT_USAGE;
+        } else if ((r = gx_cli_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (r < 0 || gx_cli_u64("--seed", v, 0, UINT64_MAX, GX_NUM_PLAIN, &seed))
                 return GX_EXIT_USAGE;
             have_seed = 1;
@@ -79,7 +100,7 @@ int gx_cmd_genprofile(int argc, char **argv)
     gx_profile *p = NULL;
     gx_msg m;
     gx_msg_clear(&m);
-    int rc = gx_generate(seed, NULL, &p, &m);
+    int rc = gx_generate(seed, &go, &p, &m);
     if (rc != GX_OK) {
         gx_cli_error("gen-profile: %s", m.text);
         return GX_EXIT_FAIL;
@@ -106,6 +127,7 @@ typedef struct hopts {
     uint32_t timeout_s;
     const char *keep;
     int progress;
+    gx_generate_opts gen; /* the generator's mode and ranges */
 } hopts;
 
 typedef struct hres {
@@ -269,7 +291,7 @@ static int run_all(const hopts *o, const char *dir, hres *res)
             gx_profile *truth = NULL;
             gx_msg m;
             gx_msg_clear(&m);
-            if (gx_generate(h->seed, NULL, &truth, &m) != GX_OK ||
+            if (gx_generate(h->seed, &o->gen, &truth, &m) != GX_OK ||
                 gx_profile_save(truth, tp, &m) != GX_OK) {
                 gx_profile_free(truth);
                 gx_cli_error("holdout: seed %llu: %s", (unsigned long long)h->seed, m.text);
@@ -357,8 +379,9 @@ static int report(const hopts *o, const hres *res)
                 flagged[k]++;
         }
     }
-    printf("holdout: %zu hidden profiles (seeds %llu..%llu), bar %.3g\n\n", n,
-           (unsigned long long)o->seed, (unsigned long long)(o->seed + n - 1), o->bar);
+    printf("holdout: %zu hidden profiles (seeds %llu..%llu, %s generator), bar %.3g\n\n", n,
+           (unsigned long long)o->seed, (unsigned long long)(o->seed + n - 1),
+           o->gen.mode == GX_GEN_WIDE ? "wide" : "classic", o->bar);
     printf("%-28s %8s %8s %8s %9s\n", "field", "profiles", "exact", "rate", "flagged");
     int pass = 1;
     for (int k = 0; k < nf; k++) {
@@ -422,6 +445,8 @@ static int parse_hopts(int argc, char **argv, hopts *o)
                                       &o->timeout_s);
         else if ((r = gx_cli_value(argc, argv, &i, "--keep", &v)) != 0)
             bad = r < 0 || !(o->keep = v);
+        else if ((r = gx_cli_value(argc, argv, &i, "--mode", &v)) != 0)
+            bad = r < 0 || parse_mode("holdout", v, &o->gen);
         else if (strcmp(a, "--progress") == 0)
             o->progress = 1;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
@@ -443,7 +468,8 @@ static int parse_hopts(int argc, char **argv, hopts *o)
 
 int gx_cmd_holdout(int argc, char **argv)
 {
-    hopts o = {200, 1, 2, 0.98, 600, NULL, 0};
+    hopts o = {200, 1, 2, 0.98, 600, NULL, 0, {0}};
+    gx_generate_opts_default(&o.gen);
     o.progress = isatty(2);
     int pr = parse_hopts(argc, argv, &o);
     if (pr == 0 && gx_cli_parse_only)
@@ -452,6 +478,7 @@ int gx_cmd_holdout(int argc, char **argv)
         FILE *f = pr > 0 ? stdout : stderr;
         fprintf(f, "usage: gpuxray holdout [--count N] [--seed S] [--jobs J] [--bar R]\n"
                    "                       [--timeout SEC] [--keep DIR] [--progress]\n"
+                   "                       [--mode classic|wide]\n"
                    "  discovery on N generated hidden profiles (seeds S..S+N-1) through the\n"
                    "  sim target; exact-recovery rate per field; exit 1 below the bar "
                    "(default 0.98)\n");

@@ -25,7 +25,7 @@ static void usage(FILE *f)
             "  gpuxray sim --profile P.json --trace FILE|- [--json] [-o OUT|-] [options]\n"
             "  gpuxray trace gen stream|stride|random|tile [options] -o FILE|-\n"
             "  gpuxray trace convert IN [--text|--binary] -o FILE|-\n"
-            "  gpuxray gen-profile --seed N [-o OUT.json|-]   a random valid hidden profile\n"
+            "  gpuxray gen-profile --seed N [--mode M] [-o F] a random valid hidden profile\n"
             "  gpuxray holdout [--count N] [--seed N] ...     discovery on N hidden profiles\n"
             "  gpuxray report P.json [--data DIR] [-o report.html]   HTML + .md + .json report\n"
             "  gpuxray advise --profile P.json --smem-tile HxW,elem=B[,read=row|col|both][,pad=N] [--json]\n"

@@ -28,11 +28,7 @@
 #include "gpuxray/rng.h"
 #include "gpuxray/bits.h"
 #include "gpuxray/smem.h"
-
-#define OBS_HI 20     /* highest observable bit: 2 MiB pages */
-#define HIGH_LO 21    /* unobservable bits drawn from 21..33 */
-#define HIGH_HI 33
-#define PAGE_BYTES (2u << 20)
+#include "generate_internal.h"
 
 void gx_generate_opts_default(gx_generate_opts *o)
 {
@@ -41,42 +37,24 @@ void gx_generate_opts_default(gx_generate_opts *o)
     o->max_slices = 128;
     o->unobservable_bits = 1;
     o->policy = NULL;
+    o->mode = GX_GEN_CLASSIC;
 }
 
-static uint64_t urange(gx_rng *r, uint64_t lo, uint64_t hi)
+void gx_generate_opts_wide(gx_generate_opts *o)
 {
-    return lo + gx_rng_below(r, hi - lo + 1);
+    gx_generate_opts_default(o);
+    o->max_capacity_bytes = 64u << 20;
+    o->max_slices = 160;
+    o->mode = GX_GEN_WIDE;
 }
 
-static double drange(gx_rng *r, double lo, double hi)
+int gx_generate_mode_parse(const char *s)
 {
-    return lo + (hi - lo) * gx_rng_uniform(r);
-}
-
-/* Insert v into an XOR basis indexed by leading bit; 0 when dependent. */
-static int basis_add(uint64_t basis[64], uint64_t v)
-{
-    for (int b = 63; b >= 0; b--) {
-        if (!(v >> b & 1))
-            continue;
-        if (!basis[b]) {
-            basis[b] = v;
-            return 1;
-        }
-        v ^= basis[b];
-    }
-    return 0;
-}
-
-static uint64_t random_bits(gx_rng *r, int lo, int hi, int weight)
-{
-    uint64_t m = 0;
-    int span = hi - lo + 1;
-    if (weight > span)
-        weight = span;
-    while (__builtin_popcountll(m) < weight)
-        m |= (uint64_t)1 << urange(r, (uint64_t)lo, (uint64_t)hi);
-    return m;
+    if (s && !strcmp(s, "classic"))
+        return GX_GEN_CLASSIC;
+    if (s && !strcmp(s, "wide"))
+        return GX_GEN_WIDE;
+    return -1;
 }
 
 /* A mask whose observable part (weight in [wmin, wmax], bits lo..OBS_HI) is
@@ -97,12 +75,6 @@ static uint64_t new_mask(gx_rng *r, uint64_t basis[64], int lo, int wmin, int wm
     }
     return 0;
 }
-
-typedef struct shape {
-    uint32_t line, sector, ways, slices, partitions, sets;
-    gx_topology topo;
-    int k_slice, n_set, modulo;
-} shape;
 
 static void pick_slices(gx_rng *r, const gx_generate_opts *o, shape *s)
 {
@@ -308,16 +280,17 @@ int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_m
     if (!out)
         return gx_fail(msg, GX_EINVAL, "gx_generate: out is NULL");
     *out = NULL;
-    gx_rng r;
-    gx_rng_seed(&r, gx_mix64(seed ^ 0x6e6572617465ULL));
+    const int wide = o->mode == GX_GEN_WIDE;
+    gx_rng r; /* each mode its own stream: a seed names one profile per mode */
+    gx_rng_seed(&r, gx_mix64(seed ^ (wide ? 0x776964656e6572ULL : 0x6e6572617465ULL)));
     for (int attempt = 0; attempt < 100000; attempt++) {
         shape s;
-        if (!pick_shape(&r, o, &s))
+        if (!(wide ? gx_gen_wide_shape(&r, o, &s) : pick_shape(&r, o, &s)))
             continue;
         gx_profile *p = gx_profile_new();
         if (!p)
             return gx_fail(msg, GX_ENOMEM, "gx_generate: out of memory");
-        int h = make_hashes(&r, o, &s, p);
+        int h = wide ? gx_gen_wide_hashes(&r, &s, p) : make_hashes(&r, o, &s, p);
         if (h <= 0) {
             gx_profile_free(p);
             if (h < 0)
@@ -351,6 +324,8 @@ int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_m
         }
         snprintf(p->l2.policy, sizeof p->l2.policy, "%s", pol);
         pick_timing(&r, &s, p);
+        if (wide)
+            gx_gen_wide_levels(&s, p);
         int src = draw_smem(seed, p, msg);
         if (src != GX_OK) {
             gx_profile_free(p);
