@@ -43,6 +43,7 @@
 #include "gpuxray/trace.h"
 
 #define PREFETCH_DISTANCE 8 /* accesses ahead (gx_memsys_locate_ahead) */
+#define TSIM_COLS 4096      /* accesses gathered per gx_memsys_run_off call (48 KiB) */
 
 struct gx_tsim {
     gx_memsys *ms;
@@ -66,6 +67,9 @@ struct gx_tsim {
     gx_memsys_res grp_res[GX_MEMSYS_MAX_GROUP];
     uint32_t grp_n, grp_warp;
     uint64_t grp_cycle;
+    /* translation off: single-sector accesses gathered for gx_memsys_run_off */
+    uint64_t *col_va;
+    uint32_t *col_sm;
 };
 
 static void smem_open(gx_tsim *s, const gx_profile *p); /* shared memory, below */
@@ -103,8 +107,11 @@ int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg
     s->min_cycles = INFINITY;
     s->max_cycles = -INFINITY;
     s->hist = calloc(GX_TSIM_LAT_BINS, sizeof *s->hist);
+    s->col_va = malloc(TSIM_COLS * sizeof *s->col_va);
+    s->col_sm = malloc(TSIM_COLS * sizeof *s->col_sm);
     gx_memsys_cfg mc = {c->noise, c->skew, c->seed, c->frames_seed, phys};
-    int rc = s->hist ? GX_OK : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
+    int rc = s->hist && s->col_va && s->col_sm ? GX_OK
+                                                : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     if (rc == GX_OK)
         rc = gx_memsys_new(p, &mc, &s->ms, msg);
     if (rc == GX_OK) {
@@ -126,6 +133,8 @@ void gx_tsim_free(gx_tsim *s)
         return;
     gx_memsys_free(s->ms); /* owns s->smem */
     free(s->hist);
+    free(s->col_va);
+    free(s->col_sm);
     free(s);
 }
 
@@ -228,6 +237,63 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
     s->max_cycles = hi;
 }
 
+/* ---- translation off, batched: the default single-thread loop ----
+ * Runs of global accesses that each stay within one sector are gathered
+ * (VA, SM) into columns and run by gx_memsys_run_off (VA -> PA pass, then
+ * the L2's batch run); any other record ends the run: a multi-sector
+ * access goes through gx_memsys_access_off, a shared / MAP / INV record is
+ * counted (other_record), each in trace order. Statistics are the same,
+ * access for access, as run_loop's: the latencies are summed in access
+ * order into the same total. */
+static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
+{
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = (uint64_t)s->sector_bytes - 1;
+    gx_memsys *ms = s->ms;
+    gx_l2_tally t = {s->total_cycles, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    uint64_t ops[4] = {0, 0, 0, 0}, bytes = 0, others = 0;
+    uint64_t *va = s->col_va;
+    uint32_t *sm = s->col_sm;
+    size_t k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const gx_trace_rec *r = &rec[i];
+        const int global = gx_trace_op_is_global(r->op);
+        if (__builtin_expect(global && (r->addr & smask) + r->size <= smask + 1, 1)) {
+            va[k] = r->addr;
+            sm[k] = r->sm < smc ? r->sm : r->sm % smc;
+            ops[r->op & 3]++;
+            bytes += r->size;
+            if (++k == TSIM_COLS) {
+                gx_memsys_run_off(ms, va, sm, k, &t);
+                k = 0;
+            }
+            continue;
+        }
+        gx_memsys_run_off(ms, va, sm, k, &t); /* the run before, in order */
+        k = 0;
+        if (!global) {
+            other_record(s, r);
+            others++;
+            continue;
+        }
+        uint32_t rsm = r->sm < smc ? r->sm : r->sm % smc;
+        gx_l2_tally_add(&t, gx_memsys_access_off(ms, r->addr, r->size, rsm, (gx_l2_op)r->op,
+                                                 NULL, &t.sectors));
+        ops[r->op & 3]++;
+        bytes += r->size;
+    }
+    gx_memsys_run_off(ms, va, sm, k, &t);
+    for (int j = 0; j < 3; j++)
+        s->op_count[j] += ops[j];
+    s->op_count[0] += ops[3]; /* never: global ops are 0..2 */
+    s->accesses += n - others;
+    s->l2_accesses += t.sectors;
+    s->bytes += bytes;
+    s->total_cycles = t.total;
+    s->min_cycles = t.lo;
+    s->max_cycles = t.hi;
+}
+
 /* ---- translation on: warp instructions through the whole memory system ---- */
 
 /* One access's latency into the statistics. */
@@ -307,7 +373,7 @@ void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
     if (s->xlate)
         run_translated(s, rec, n);
     else if (s->prefetch)
-        run_loop(s, rec, n, 1);
+        run_batched(s, rec, n);
     else
         run_loop(s, rec, n, 0);
 }
