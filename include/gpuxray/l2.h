@@ -92,14 +92,16 @@ static inline void gx_l2_tally_add(gx_l2_tally *t, double lat)
     t->hist[bin < t->bins - 1 ? bin : t->bins - 1]++;
 }
 
-/* n accesses in order, access i of the ONE sector holding pa[i] from SM
- * sm[i] (< sm_count), each a read for the model (stores and atomics
- * allocate like loads): exactly gx_l2_access of each, its latency into t.
+/* n entries in order, entry i: an access of the ONE sector holding pa[i]
+ * from SM sm[i] (< sm_count), then rep[i] more of the same (rep NULL: none),
+ * each a read for the model (stores and atomics allocate like loads):
+ * exactly gx_l2_access of each, its latency into t.
  * The host-side speed-ups inside (sets located ahead and prefetched; an
  * access to the sector of the access just before it is a hit whose policy
  * update repeats the previous one's, accounted without a lookup where the
  * policy's hit update is idempotent) change no result. */
-void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n, gx_l2_tally *t);
+void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
+               gx_l2_tally *t);
 
 /* The DRAM behind this L2 (dram.h): its latency replaces the profile's
  * memory.dram_latency_cycles the L2 starts with (the same number today; the

@@ -670,8 +670,8 @@ void gx_l2_reset_stats(gx_l2 *l2)
 
 /* Any L2: each access located RUN_AHEAD ahead, its set prefetched, then
  * gx_l2_access_loc (== gx_l2_access: locating is pure). */
-static void run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n,
-                        gx_l2_tally *t)
+static void run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
+                        size_t n, gx_l2_tally *t)
 {
     gx_l2_loc ring[RUN_AHEAD];
     for (size_t i = 0; i < n && i < RUN_AHEAD; i++) {
@@ -686,8 +686,10 @@ static void run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_
             gx_l2_prefetch_loc(l2, &ring[slot], sm[i + RUN_AHEAD]);
         }
         gx_l2_result r;
-        gx_l2_access_loc(l2, &loc, sm[i], GX_L2_READ, &r);
-        gx_l2_tally_add(t, r.latency_cycles);
+        for (uint64_t j = 0, nr = 1 + (uint64_t)(rep ? rep[i] : 0); j < nr; j++) {
+            gx_l2_access_loc(l2, &loc, sm[i], GX_L2_READ, &r);
+            gx_l2_tally_add(t, r.latency_cycles);
+        }
     }
 }
 
@@ -714,8 +716,8 @@ static inline uint64_t tally_bin(double lat, uint64_t top)
  *   whose turn came without a location is located then), then the cache
  *   access of the specialised instance; its outcome counted in locals.
  * Measured: see the notes of gx_memsys_run_off (memsys.c). */
-static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n,
-                     gx_l2_tally *t)
+static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
+                     size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const uint32_t slices = l2->slices, sps = l2->sps;
@@ -738,63 +740,68 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n
     for (size_t i = 0; i < n; i++) {
         const uint64_t p = pa[i];
         const uint32_t m = sm[i];
-        if ((p >> ssh) == rsec) {
-            if (__builtin_expect(m != rsm, 0)) {
-                hist[rbin] += rcnt;
-                sacc[rs] += rcnt;
-                rhits += rcnt;
-                rcnt = 0;
-                double lat = hitc;
-                if (skew)
-                    lat += (double)skew[(size_t)m * slices + rs];
-                rl = lat;
-                rbin = tally_bin(lat, top);
-                rsm = m;
-                lo = lat < lo ? lat : lo;
-                hi = lat > hi ? lat : hi;
+        uint64_t nrep = rep ? rep[i] : 0; /* repeats of the sector after this access */
+        if ((p >> ssh) != rsec) {
+            hist[rbin] += rcnt;
+            sacc[rs] += rcnt;
+            rhits += rcnt;
+            rcnt = 0;
+            const size_t slot = i & (RUN_AHEAD - 1);
+            uint32_t s, k;
+            if (ring_i[slot] == i) {
+                s = ring[slot].slice;
+                k = ring[slot].set;
+            } else {
+                locate_s(l2, p, &s, &k, 1);
             }
-            total += rl;
-            rcnt++;
-            continue;
-        }
-        hist[rbin] += rcnt;
-        sacc[rs] += rcnt;
-        rhits += rcnt;
-        rcnt = 0;
-        const size_t slot = i & (RUN_AHEAD - 1);
-        uint32_t s, k;
-        if (ring_i[slot] == i) {
-            s = ring[slot].slice;
-            k = ring[slot].set;
+            if (i + RUN_AHEAD < n) {
+                uint32_t s2, k2;
+                locate_s(l2, pa[i + RUN_AHEAD], &s2, &k2, 1);
+                ring[slot].slice = s2;
+                ring[slot].set = k2;
+                ring_i[slot] = i + RUN_AHEAD;
+                gx_cprefetch_s(c, (uint64_t)s2 * sps + k2, GX_CSPEC_PLRU16);
+            }
+            /* access_fast, with the outcome counted here (c->outcomes folded below) */
+            const gx_cache_outcome o = gx_caccess_nc_s(
+                c, (uint64_t)s * sps + k, p >> lsh, (uint32_t)(p >> ssh) & smk, GX_CSPEC_PLRU16);
+            oc[o]++;
+            sacc[s]++;
+            double lat = o == GX_CACHE_HIT ? hitc : dramc;
+            if (skew)
+                lat += (double)skew[(size_t)m * slices + s];
+            const uint64_t bin = tally_bin(lat, top);
+            total += lat;
+            lo = lat < lo ? lat : lo;
+            hi = lat > hi ? lat : hi;
+            hist[bin]++;
+            rsec = p >> ssh;
+            rs = s;
+            rsm = o == GX_CACHE_HIT ? m : UINT32_MAX; /* a hit's latency is the repeat's */
+            rl = lat;
+            rbin = bin;
+            if (!nrep)
+                continue;
         } else {
-            locate_s(l2, p, &s, &k, 1);
+            nrep++; /* this access repeats the one before */
         }
-        if (i + RUN_AHEAD < n) {
-            uint32_t s2, k2;
-            locate_s(l2, pa[i + RUN_AHEAD], &s2, &k2, 1);
-            ring[slot].slice = s2;
-            ring[slot].set = k2;
-            ring_i[slot] = i + RUN_AHEAD;
-            gx_cprefetch_s(c, (uint64_t)s2 * sps + k2, GX_CSPEC_PLRU16);
+        if (__builtin_expect(m != rsm, 0)) {
+            hist[rbin] += rcnt;
+            sacc[rs] += rcnt;
+            rhits += rcnt;
+            rcnt = 0;
+            double lat = hitc;
+            if (skew)
+                lat += (double)skew[(size_t)m * slices + rs];
+            rl = lat;
+            rbin = tally_bin(lat, top);
+            rsm = m;
+            lo = lat < lo ? lat : lo;
+            hi = lat > hi ? lat : hi;
         }
-        /* access_fast, with the outcome counted here (c->outcomes folded below) */
-        const gx_cache_outcome o = gx_caccess_nc_s(c, (uint64_t)s * sps + k, p >> lsh,
-                                                   (uint32_t)(p >> ssh) & smk, GX_CSPEC_PLRU16);
-        oc[o]++;
-        sacc[s]++;
-        double lat = o == GX_CACHE_HIT ? hitc : dramc;
-        if (skew)
-            lat += (double)skew[(size_t)m * slices + s];
-        const uint64_t bin = tally_bin(lat, top);
-        total += lat;
-        lo = lat < lo ? lat : lo;
-        hi = lat > hi ? lat : hi;
-        hist[bin]++;
-        rsec = p >> ssh;
-        rs = s;
-        rsm = o == GX_CACHE_HIT ? m : UINT32_MAX; /* a hit's latency is the repeat's */
-        rl = lat;
-        rbin = bin;
+        for (uint64_t j = 0; j < nrep; j++) /* one after another: the same sum */
+            total += rl;
+        rcnt += nrep;
     }
     hist[rbin] += rcnt;
     sacc[rs] += rcnt;
@@ -807,11 +814,15 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n
     t->hi = hi;
 }
 
-void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n, gx_l2_tally *t)
+void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
+               gx_l2_tally *t)
 {
     if (l2->fast)
-        run_fast(l2, pa, sm, n, t);
+        run_fast(l2, pa, sm, rep, n, t);
     else
-        run_generic(l2, pa, sm, n, t);
-    t->sectors += n;
+        run_generic(l2, pa, sm, rep, n, t);
+    uint64_t more = 0;
+    for (size_t i = 0; rep && i < n; i++)
+        more += rep[i];
+    t->sectors += n + more;
 }

@@ -200,8 +200,8 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
  * re-place frames between calls). */
 #define RUN_FRAME_MEMO 64 /* a power of two */
 
-void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm, size_t n,
-                       gx_l2_tally *t)
+void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
+                       const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t fsh = ms->frame_shift;
     const uint64_t off_mask = ((uint64_t)1 << fsh) - 1;
@@ -223,7 +223,7 @@ void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm, si
             }
             pa[i] = frame[j] | (v[i] & off_mask);
         }
-        gx_l2_run(ms->l2, pa, sm + done, k, t);
+        gx_l2_run(ms->l2, pa, sm + done, rep ? rep + done : NULL, k, t);
         done += k;
     }
 }

@@ -264,12 +264,12 @@ static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
             ops[r->op & 3]++;
             bytes += r->size;
             if (++k == TSIM_COLS) {
-                gx_memsys_run_off(ms, va, sm, k, &t);
+                gx_memsys_run_off(ms, va, sm, NULL, k, &t);
                 k = 0;
             }
             continue;
         }
-        gx_memsys_run_off(ms, va, sm, k, &t); /* the run before, in order */
+        gx_memsys_run_off(ms, va, sm, NULL, k, &t); /* the run before, in order */
         k = 0;
         if (!global) {
             other_record(s, r);
@@ -282,13 +282,68 @@ static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
         ops[r->op & 3]++;
         bytes += r->size;
     }
-    gx_memsys_run_off(ms, va, sm, k, &t);
+    gx_memsys_run_off(ms, va, sm, NULL, k, &t);
     for (int j = 0; j < 3; j++)
         s->op_count[j] += ops[j];
     s->op_count[0] += ops[3]; /* never: global ops are 0..2 */
     s->accesses += n - others;
     s->l2_accesses += t.sectors;
     s->bytes += bytes;
+    s->total_cycles = t.total;
+    s->min_cycles = t.lo;
+    s->max_cycles = t.hi;
+}
+
+/* ---- translation off, column batches ----
+ * The decoder's columns are the run's input as they are: each maximal run
+ * of global single-sector accesses of valid SMs goes to gx_memsys_run_off
+ * straight from the columns; the record ending it is handled as
+ * run_batched handles it. Op counts and bytes are the decoder's. */
+int gx_tsim_takes_cols(const gx_tsim *s)
+{
+    return !s->xlate && s->prefetch;
+}
+
+uint32_t gx_tsim_merge_bytes(const gx_tsim *s)
+{
+    return s->sector_bytes;
+}
+
+void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = (uint64_t)s->sector_bytes - 1, sec = smask + 1;
+    gx_memsys *ms = s->ms;
+    gx_l2_tally t = {s->total_cycles, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    const uint64_t *addr = c->addr;
+    const uint32_t *sm = c->sm;
+    const uint16_t *size = c->size;
+    const uint8_t *op = c->op;
+    const size_t n = c->n;
+    size_t jr = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && op[j] <= GX_TRACE_ATOMIC && sm[j] < smc &&
+               (addr[j] & smask) + size[j] <= sec)
+            j++;
+        if (j > i)
+            gx_memsys_run_off(ms, addr + i, sm + i, c->rep + i, j - i, &t);
+        if (j == n)
+            break;
+        if (op[j] > GX_TRACE_ATOMIC) {
+            other_record(s, &c->rec[jr++]);
+        } else {
+            uint32_t rsm = sm[j] < smc ? sm[j] : sm[j] % smc;
+            gx_l2_tally_add(&t, gx_memsys_access_off(ms, addr[j], size[j], rsm,
+                                                     (gx_l2_op)op[j], NULL, &t.sectors));
+        }
+        i = j + 1;
+    }
+    for (int k = 0; k < 3; k++)
+        s->op_count[k] += c->ops[k];
+    s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
+    s->l2_accesses += t.sectors;
+    s->bytes += c->bytes;
     s->total_cycles = t.total;
     s->min_cycles = t.lo;
     s->max_cycles = t.hi;
