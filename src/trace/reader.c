@@ -240,8 +240,25 @@ static int next_cols_records(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     }
     size_t k = 0;
     int rc = gx_trace_reader_next(r, r->tmp, c->cap, &k, msg);
-    for (size_t i = 0; rc == GX_OK && i < k; i++)
-        gx_cols_put(c, &r->tmp[i]);
+    const uint64_t mb = c->merge_bytes, fit = mb - 1; /* fit: (addr mod mb) + size - 1 */
+    for (size_t i = 0; rc == GX_OK && i < k; i++) {
+        const gx_trace_rec *t = &r->tmp[i];
+        size_t last = c->n - 1;
+        /* merging (gx_trace_cols): a global access within one block, of the
+         * block, SM and size of the entry before, itself global and within one
+         * block (the same block: so is it) */
+        if (mb > 1 && c->n && gx_trace_op_is_global(t->op) && gx_trace_op_is_global(c->op[last]) &&
+            t->sm == c->sm[last] && t->size == c->size[last] && t->size <= mb &&
+            (t->addr & fit) + t->size - 1 <= fit && t->addr / mb == c->addr[last] / mb &&
+            (c->addr[last] & fit) + t->size - 1 <= fit) {
+            c->rep[last]++;
+            c->records++;
+            c->ops[t->op]++;
+            c->bytes += t->size;
+            continue;
+        }
+        gx_cols_put(c, t);
+    }
     return rc;
 }
 

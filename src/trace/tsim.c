@@ -334,8 +334,9 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
             other_record(s, &c->rec[jr++]);
         } else {
             uint32_t rsm = sm[j] < smc ? sm[j] : sm[j] % smc;
-            gx_l2_tally_add(&t, gx_memsys_access_off(ms, addr[j], size[j], rsm,
-                                                     (gx_l2_op)op[j], NULL, &t.sectors));
+            for (uint64_t q = 0; q <= c->rep[j]; q++) /* the entry and its folded repeats */
+                gx_l2_tally_add(&t, gx_memsys_access_off(ms, addr[j], size[j], rsm,
+                                                         (gx_l2_op)op[j], NULL, &t.sectors));
         }
         i = j + 1;
     }
