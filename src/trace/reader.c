@@ -240,25 +240,8 @@ static int next_cols_records(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     }
     size_t k = 0;
     int rc = gx_trace_reader_next(r, r->tmp, c->cap, &k, msg);
-    const uint64_t mb = c->merge_bytes, fit = mb - 1; /* fit: (addr mod mb) + size - 1 */
-    for (size_t i = 0; rc == GX_OK && i < k; i++) {
-        const gx_trace_rec *t = &r->tmp[i];
-        size_t last = c->n - 1;
-        /* merging (gx_trace_cols): a global access within one block, of the
-         * block, SM and size of the entry before, itself global and within one
-         * block (the same block: so is it) */
-        if (mb > 1 && c->n && gx_trace_op_is_global(t->op) && gx_trace_op_is_global(c->op[last]) &&
-            t->sm == c->sm[last] && t->size == c->size[last] && t->size <= mb &&
-            (t->addr & fit) + t->size - 1 <= fit && t->addr / mb == c->addr[last] / mb &&
-            (c->addr[last] & fit) + t->size - 1 <= fit) {
-            c->rep[last]++;
-            c->records++;
-            c->ops[t->op]++;
-            c->bytes += t->size;
-            continue;
-        }
-        gx_cols_put(c, t);
-    }
+    for (size_t i = 0; rc == GX_OK && i < k; i++)
+        gx_cols_put(c, &r->tmp[i]);
     return rc;
 }
 
@@ -267,7 +250,7 @@ int gx_trace_reader_next_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     c->n = c->n_rec = 0;
     c->records = 0;
     c->ops[0] = c->ops[1] = c->ops[2] = c->bytes = 0;
-    if (r->fmt != GX_TRACE_BINARY)
+    if (r->fmt != GX_TRACE_BINARY && r->fmt != GX_TRACE_TEXT)
         return next_cols_records(r, c, msg);
     if (r->done)
         return GX_OK;
@@ -275,7 +258,8 @@ int gx_trace_reader_next_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
         return gx_fail(msg, GX_EPARSE, "%s: the trace failed to read earlier", r->source);
     while (c->n < c->cap && !r->done) {
         uint64_t before = c->records;
-        int rc = gx_v2_decode_cols(r, c, msg);
+        int rc = r->fmt == GX_TRACE_BINARY ? gx_v2_decode_cols(r, c, msg)
+                                           : gx_text_decode_cols(r, c, msg);
         r->index += c->records - before;
         if (rc) {
             if (r->own_fd)
