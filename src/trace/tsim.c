@@ -30,6 +30,14 @@
  *   46.0 -> 47.7, stream 44.1 -> 48.7, 52.1 -> 53.7. An earlier version
  *   hashing twice (prefetch by address, then access by address) lost ~8% on
  *   the seed card, whose ~0.5 MB of model state stays in the host's L2.
+ * - Translation off, the default loops are batched: gx_tsim_run gathers
+ *   runs of single-sector accesses (run_batched) and gx_tsim_run_cols takes
+ *   the reader's columns as they are (one sector's repeats folded by the
+ *   decoder, gx_trace_cols); both hand them to gx_memsys_run_off, whose L2
+ *   batch run locates ahead itself. run_loop (one access at a time, with the
+ *   look-ahead above) remains for prefetch off and is the reference the
+ *   batched loops are tested against (tests/test_trace_cols.c). Measured
+ *   gains: memsys.c (gx_memsys_run_off) and docs/performance.md.
  * - Latencies are rounded to whole cycles for the histogram (1-cycle bins
  *   below GX_TSIM_LAT_BINS - 1; the last bin holds everything above);
  *   the mean and the total use the exact values. */
