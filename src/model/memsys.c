@@ -433,7 +433,7 @@ static void translate_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
  * the request, one translation at the predicted size trains both
  * predictors, and it serves the request (no group to widen or re-coalesce).
  * Measured (callgrind, bench_translation, random 64 MiB over 2 MiB pages):
- * see docs/performance.md ("Translation throughput"). */
+ * see docs/performance.md ("Translation: instructions per access"). */
 static void translate_alone(gx_memsys *ms, const gx_memsys_req *req, double t, double *cyc,
                             uint8_t *fault)
 {

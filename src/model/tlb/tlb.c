@@ -30,7 +30,7 @@ struct gx_tlb {
     /* bit s: an entry of page size s may be present (set by a fill, cleared
      * by a flush): a lookup skips the sizes it never filled, whose probes
      * would miss without a state change (allocate 0). Measured: see
-     * docs/performance.md ("Translation throughput"). */
+     * docs/performance.md ("Translation: instructions per access"). */
     uint32_t filled_sizes;
     gx_tlb_stats st;
 };
