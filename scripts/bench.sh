@@ -128,3 +128,19 @@ if [ -x "$XBENCH" ]; then
     mv "$tmpdoc" "$DOC"
     echo "bench.sh: wrote the \"Translation throughput\" section of docs/performance.md" >&2
 fi
+
+# ---- per-access cost of the whole process (scripts/bench_access.sh): its own section ----
+asection=$(mktemp)
+trap 'rm -f "$table" "$section" "${xtable:-}" "${xsection:-}" "$asection"' EXIT
+echo "bench.sh: per-access cost of gpuxray sim (callgrind and wall time) ..." >&2
+"${PIN[@]}" "$ROOT/scripts/bench_access.sh" "$BUILD" >"$asection"
+tmpdoc=$(mktemp "$DOC.tmp.XXXXXX")
+awk -v sec="$asection" '
+    BEGIN { while ((getline l < sec) > 0) body = body l "\n" }
+    /^## Per-access cost[[:space:]]*$/ { printf "%s", body; skip = 1; done = 1; next }
+    skip && /^## / { skip = 0 }
+    !skip { print }
+    END { if (!done) { printf "\n%s", body } }
+' "$DOC" >"$tmpdoc"
+mv "$tmpdoc" "$DOC"
+echo "bench.sh: wrote the \"Per-access cost\" section of docs/performance.md" >&2

@@ -8,6 +8,7 @@
 #ifndef GPUXRAY_L2_H
 #define GPUXRAY_L2_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpuxray/cache.h"
@@ -68,6 +69,40 @@ void gx_l2_access_loc(gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm, gx_l2_op op,
  * no model state change, it only loads the sets into the host's caches
  * (gain measured in src/target/sim.c). */
 void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm);
+/* ---- batch run: a client's stream of single-sector accesses ----
+ * The latency statistics of a run, accumulated in plain fields: total (the
+ * latencies summed one after another, in access order), the smallest and
+ * largest, and hist[min(round(latency), bins - 1)] (latencies rounded to
+ * whole cycles, half up, negatives to 0). */
+typedef struct gx_l2_tally {
+    double total, lo, hi;
+    uint64_t *hist;
+    uint32_t bins;   /* >= 1 */
+    uint64_t sectors; /* L2 accesses made */
+} gx_l2_tally;
+
+/* One latency into t (the rule above; the batch run uses the same). */
+static inline void gx_l2_tally_add(gx_l2_tally *t, double lat)
+{
+    t->total += lat;
+    t->lo = lat < t->lo ? lat : t->lo;
+    t->hi = lat > t->hi ? lat : t->hi;
+    int64_t b = (int64_t)(lat + 0.5); /* latencies are far below 2^63 */
+    uint64_t bin = b > 0 ? (uint64_t)b : 0;
+    t->hist[bin < t->bins - 1 ? bin : t->bins - 1]++;
+}
+
+/* n entries in order, entry i: an access of the ONE sector holding pa[i]
+ * from SM sm[i] (< sm_count), then rep[i] more of the same (rep NULL: none),
+ * each a read for the model (stores and atomics allocate like loads):
+ * exactly gx_l2_access of each, its latency into t.
+ * The host-side speed-ups inside (sets located ahead and prefetched; an
+ * access to the sector of the access just before it is a hit whose policy
+ * update repeats the previous one's, accounted without a lookup where the
+ * policy's hit update is idempotent) change no result. */
+void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
+               gx_l2_tally *t);
+
 /* The DRAM behind this L2 (dram.h): its latency replaces the profile's
  * memory.dram_latency_cycles the L2 starts with (the same number today; the
  * memory system assembly, memsys.h, joins the two). */

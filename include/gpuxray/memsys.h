@@ -25,6 +25,7 @@
 #ifndef GPUXRAY_MEMSYS_H
 #define GPUXRAY_MEMSYS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <stdio.h>
@@ -73,6 +74,16 @@ int gx_memsys_locate_ahead(gx_memsys *ms, uint64_t va, uint32_t sm, gx_l2_loc *l
  * largest latency; *sectors += the L2 accesses made. */
 double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t sm,
                             gx_l2_op op, const gx_l2_loc *loc, uint64_t *sectors);
+
+/* A batch of accesses, translation off, each within ONE sector ((va mod
+ * sector) + size <= sector bytes; the caller sends the others through
+ * gx_memsys_access_off) from SM sm[i] (< sm_count), entry i followed by
+ * rep[i] more accesses of its sector (rep NULL: none): VA -> PA by vmem in
+ * access order (frames placed as gx_memsys_access_off places them), then
+ * the L2's batch run (gx_l2_run); every latency into t. The same results,
+ * access for access, as gx_memsys_access_off on each. */
+void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
+                       const uint32_t *rep, size_t n, gx_l2_tally *t);
 
 /* ---- the whole path, translation on or off ----
  * Timing with translation: an access's latency = its translation cycles +

@@ -185,6 +185,38 @@ uint64_t gx_trace_reader_records(const gx_trace_reader *r);
 size_t gx_trace_reader_footprint(const gx_trace_reader *r);
 void gx_trace_reader_close(gx_trace_reader *r);
 
+/* ---- column batches: the input of the trace simulator without translation ----
+ * A batch of records as columns: address, SM, size and op of every record
+ * (in order), and the whole record of each record that is not a global
+ * access (op > GX_TRACE_ATOMIC: shared, MAP, INV), in order, in rec[]. The
+ * issue cycle, warp and lane of global accesses are NOT kept (the model
+ * without translation does not use them; with translation, read records).
+ * ops[] and bytes count the batch's global accesses.
+ * Merging (merge_bytes, a power of two, set by the caller; 0: off): a
+ * global access that stays within one aligned merge_bytes block, of the
+ * same block, SM and size as the entry before it, is folded into that
+ * entry (rep[k] = the accesses folded into entry k, beyond its own): the
+ * trace simulator passes its L2 sector, whose repeats it runs as such. */
+typedef struct gx_trace_cols {
+    uint64_t *addr;
+    uint32_t *sm;
+    uint16_t *size;
+    uint8_t *op;
+    uint32_t *rep;
+    uint32_t merge_bytes;
+    gx_trace_rec *rec; /* cap entries */
+    size_t cap;        /* entries of every column */
+    size_t n, n_rec;   /* entries in the batch; of which in rec[] */
+    uint64_t records;  /* records in the batch (n plus the folded ones) */
+    uint64_t ops[3], bytes;
+} gx_trace_cols;
+/* Columns of cap (>= 1) entries each; GX_ENOMEM. */
+int gx_trace_cols_init(gx_trace_cols *c, size_t cap);
+void gx_trace_cols_free(gx_trace_cols *c);
+/* Up to c->cap entries into c (c->n = 0: the trace is complete); the same
+ * records, checks and messages as gx_trace_reader_next. */
+int gx_trace_reader_next_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg);
+
 /* ---- whole-trace reading (tests, convert, small traces) ---- */
 /* 1 when data starts with a binary magic (version 1 or 2). */
 int gx_trace_is_binary(const void *data, size_t len);
@@ -332,6 +364,14 @@ void gx_tsim_free(gx_tsim *s);
  * sm_count is folded modulo sm_count (gx_trace_read with sm_limit rejects
  * such traces up front, as `gpuxray sim` does). */
 void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n);
+/* 1 when the run takes column batches (gx_tsim_run_cols): translation
+ * off (with translation the cycle and warp of every access matter). */
+int gx_tsim_takes_cols(const gx_tsim *s);
+/* The gx_trace_cols.merge_bytes the run wants: its L2 sector. */
+uint32_t gx_tsim_merge_bytes(const gx_tsim *s);
+/* Run a column batch (gx_trace_reader_next_cols): the same statistics as
+ * gx_tsim_run on the same records. Only when gx_tsim_takes_cols. */
+void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c);
 /* With translation (a tlb section), consecutive records of one SM with the
  * same non-zero warp id issued within the coalescer's window are ONE warp
  * instruction, run when it is complete; gx_tsim_flush runs the last one

@@ -115,6 +115,28 @@ static int parse_args(int argc, char **argv, sim_args *a)
     return GX_EXIT_OK;
 }
 
+/* run_stream's loop over column batches. */
+static int run_stream_cols(gx_tsim *sim, gx_trace_reader *rd, uint64_t *n, double *t_read,
+                           gx_msg *msg)
+{
+    gx_trace_cols c;
+    if (gx_trace_cols_init(&c, SIM_BATCH) != GX_OK)
+        return gx_fail(msg, GX_ENOMEM, "out of memory");
+    c.merge_bytes = gx_tsim_merge_bytes(sim);
+    int rc;
+    for (;;) {
+        double t = gx_monotonic_seconds();
+        rc = gx_trace_reader_next_cols(rd, &c, msg);
+        *t_read += gx_monotonic_seconds() - t;
+        if (rc || !c.n)
+            break;
+        gx_tsim_run_cols(sim, &c);
+        *n += c.records;
+    }
+    gx_trace_cols_free(&c);
+    return rc;
+}
+
 /* The trace streamed through the model in batches: memory stays the
  * reader's buffer plus one batch whatever the trace's length. */
 static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_t *n,
@@ -124,6 +146,11 @@ static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_
     int rc = gx_trace_reader_open(path, sm_limit, &rd, msg);
     if (rc)
         return rc;
+    if (gx_tsim_takes_cols(sim)) { /* translation off: columns (docs/performance.md) */
+        rc = run_stream_cols(sim, rd, n, t_read, msg);
+        gx_trace_reader_close(rd);
+        return rc;
+    }
     gx_trace_rec *buf = malloc(SIM_BATCH * sizeof *buf);
     if (!buf) {
         gx_trace_reader_close(rd);

@@ -256,6 +256,29 @@ gx_cv_fill(gx_cache *c, const gx_cview *v, uint64_t line_addr, uint8_t fp, uint3
     gx_cv_mask_set(v, w, mask, wide);
 }
 
+/* gx_caccess_s with allocate, no victim and WITHOUT counting the outcome
+ * (the caller counts it in c->outcomes itself: a batch keeps the counts
+ * in locals). */
+static inline __attribute__((always_inline)) gx_cache_outcome
+gx_caccess_nc_s(gx_cache *c, uint64_t set, uint64_t line_addr, uint32_t sector, int spec)
+{
+    const gx_cview v = gx_cview_of_s(c, set, spec);
+    const int wide = spec ? 0 : c->wide;
+    const uint32_t bit = 1u << sector;
+    const uint8_t fp = gx_cfingerprint(line_addr);
+    int w = gx_cv_find(&v, spec ? 16 : c->ways, c->way_mask, line_addr, fp, spec);
+    if (w >= 0) {
+        uint32_t m = gx_cv_mask_get(&v, (uint32_t)w, wide);
+        gx_cpol_hit_s(c, v.st, (uint32_t)w, spec);
+        if (m & bit)
+            return GX_CACHE_HIT;
+        gx_cv_mask_set(&v, (uint32_t)w, m | bit, wide);
+        return GX_CACHE_SECTOR_MISS;
+    }
+    gx_cv_fill(c, &v, line_addr, fp, bit, NULL, spec);
+    return GX_CACHE_LINE_MISS;
+}
+
 /* gx_cache_access (cache.h), inline; spec: GX_CSPEC_PLRU16 or 0 (see above). */
 static inline __attribute__((always_inline)) gx_cache_outcome
 gx_caccess_s(gx_cache *c, uint64_t set, uint64_t line_addr, uint32_t sector, int allocate,

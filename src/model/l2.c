@@ -662,3 +662,167 @@ void gx_l2_reset_stats(gx_l2 *l2)
     l2->st.dram_accesses = 0;
     memset(l2->slice_acc, 0, l2->slices * sizeof *l2->slice_acc);
 }
+
+/* ------------------------------------------------------------------ */
+/* batch run (gx_l2_run) */
+
+#define RUN_AHEAD 8 /* accesses located (hashed, sets prefetched) ahead; a power of two */
+
+/* Any L2: each access located RUN_AHEAD ahead, its set prefetched, then
+ * gx_l2_access_loc (== gx_l2_access: locating is pure). */
+static void run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
+                        size_t n, gx_l2_tally *t)
+{
+    gx_l2_loc ring[RUN_AHEAD];
+    for (size_t i = 0; i < n && i < RUN_AHEAD; i++) {
+        gx_l2_locate(l2, pa[i], &ring[i]);
+        gx_l2_prefetch_loc(l2, &ring[i], sm[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const size_t slot = i & (RUN_AHEAD - 1);
+        gx_l2_loc loc = ring[slot];
+        if (i + RUN_AHEAD < n) {
+            gx_l2_locate(l2, pa[i + RUN_AHEAD], &ring[slot]);
+            gx_l2_prefetch_loc(l2, &ring[slot], sm[i + RUN_AHEAD]);
+        }
+        gx_l2_result r;
+        for (uint64_t j = 0, nr = 1 + (uint64_t)(rep ? rep[i] : 0); j < nr; j++) {
+            gx_l2_access_loc(l2, &loc, sm[i], GX_L2_READ, &r);
+            gx_l2_tally_add(t, r.latency_cycles);
+        }
+    }
+}
+
+static inline uint64_t tally_bin(double lat, uint64_t top)
+{
+    int64_t b = (int64_t)(lat + 0.5);
+    uint64_t bin = b > 0 ? (uint64_t)b : 0;
+    return bin < top ? bin : top;
+}
+
+/* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
+ * path of `gpuxray sim`, access_fast's work with the L2's fields held in
+ * locals (the cache's byte stores may alias anything, so fields read
+ * through l2 would be re-read after every store).
+ * - Repeats: an access to the sector of the access just before it (no L2
+ *   access between them) finds the line in the same way with the sector
+ *   present (the previous access hit it or filled it), so it is a hit, and
+ *   its policy update, the tree-PLRU touch of that way, is idempotent:
+ *   (bits & ~clear[w]) | set[w] twice is once. It costs the level's hit
+ *   latency plus the (SM, slice) skew, like any hit; its counts (cache
+ *   hits, slice accesses, histogram bin) are kept in rcnt and folded in
+ *   when the access's slice or SM changes.
+ * - Every other access: located RUN_AHEAD accesses ahead (ring[]; an access
+ *   whose turn came without a location is located then), then the cache
+ *   access of the specialised instance; its outcome counted in locals.
+ * Measured: see the notes of gx_memsys_run_off (memsys.c). */
+static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
+                     size_t n, gx_l2_tally *t)
+{
+    const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
+    const uint32_t slices = l2->slices, sps = l2->sps;
+    const uint64_t top = t->bins - 1;
+    const double hitc = l2->level_cycles[GX_L2_NEAR], dramc = l2->level_cycles[GX_L2_DRAM];
+    const float *const skew = l2->skew;
+    gx_cache *const c = l2->cache;
+    uint64_t *const hist = t->hist, *const sacc = l2->slice_acc;
+    double total = t->total, lo = t->lo, hi = t->hi;
+    uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
+    uint32_t rs = 0;            /* its home slice */
+    uint32_t rsm = UINT32_MAX;  /* the SM whose repeat latency rl / bin rbin hold */
+    double rl = 0;
+    uint64_t rbin = 0, rcnt = 0, rhits = 0;
+    uint64_t oc[3] = {0, 0, 0}; /* outcomes of the looked-up accesses */
+    gx_l2_loc ring[RUN_AHEAD];
+    size_t ring_i[RUN_AHEAD];
+    for (size_t j = 0; j < RUN_AHEAD; j++)
+        ring_i[j] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t p = pa[i];
+        const uint32_t m = sm[i];
+        uint64_t nrep = rep ? rep[i] : 0; /* repeats of the sector after this access */
+        if ((p >> ssh) != rsec) {
+            hist[rbin] += rcnt;
+            sacc[rs] += rcnt;
+            rhits += rcnt;
+            rcnt = 0;
+            const size_t slot = i & (RUN_AHEAD - 1);
+            uint32_t s, k;
+            if (ring_i[slot] == i) {
+                s = ring[slot].slice;
+                k = ring[slot].set;
+            } else {
+                locate_s(l2, p, &s, &k, 1);
+            }
+            if (i + RUN_AHEAD < n) {
+                uint32_t s2, k2;
+                locate_s(l2, pa[i + RUN_AHEAD], &s2, &k2, 1);
+                ring[slot].slice = s2;
+                ring[slot].set = k2;
+                ring_i[slot] = i + RUN_AHEAD;
+                gx_cprefetch_s(c, (uint64_t)s2 * sps + k2, GX_CSPEC_PLRU16);
+            }
+            /* access_fast, with the outcome counted here (c->outcomes folded below) */
+            const gx_cache_outcome o = gx_caccess_nc_s(
+                c, (uint64_t)s * sps + k, p >> lsh, (uint32_t)(p >> ssh) & smk, GX_CSPEC_PLRU16);
+            oc[o]++;
+            sacc[s]++;
+            double lat = o == GX_CACHE_HIT ? hitc : dramc;
+            if (skew)
+                lat += (double)skew[(size_t)m * slices + s];
+            const uint64_t bin = tally_bin(lat, top);
+            total += lat;
+            lo = lat < lo ? lat : lo;
+            hi = lat > hi ? lat : hi;
+            hist[bin]++;
+            rsec = p >> ssh;
+            rs = s;
+            rsm = o == GX_CACHE_HIT ? m : UINT32_MAX; /* a hit's latency is the repeat's */
+            rl = lat;
+            rbin = bin;
+            if (!nrep)
+                continue;
+        } else {
+            nrep++; /* this access repeats the one before */
+        }
+        if (__builtin_expect(m != rsm, 0)) {
+            hist[rbin] += rcnt;
+            sacc[rs] += rcnt;
+            rhits += rcnt;
+            rcnt = 0;
+            double lat = hitc;
+            if (skew)
+                lat += (double)skew[(size_t)m * slices + rs];
+            rl = lat;
+            rbin = tally_bin(lat, top);
+            rsm = m;
+            lo = lat < lo ? lat : lo;
+            hi = lat > hi ? lat : hi;
+        }
+        for (uint64_t j = 0; j < nrep; j++) /* one after another: the same sum */
+            total += rl;
+        rcnt += nrep;
+    }
+    hist[rbin] += rcnt;
+    sacc[rs] += rcnt;
+    rhits += rcnt;
+    c->outcomes[GX_CACHE_HIT] += oc[GX_CACHE_HIT] + rhits;
+    c->outcomes[GX_CACHE_SECTOR_MISS] += oc[GX_CACHE_SECTOR_MISS];
+    c->outcomes[GX_CACHE_LINE_MISS] += oc[GX_CACHE_LINE_MISS];
+    t->total = total;
+    t->lo = lo;
+    t->hi = hi;
+}
+
+void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
+               gx_l2_tally *t)
+{
+    if (l2->fast)
+        run_fast(l2, pa, sm, rep, n, t);
+    else
+        run_generic(l2, pa, sm, rep, n, t);
+    uint64_t more = 0;
+    for (size_t i = 0; rep && i < n; i++)
+        more += rep[i];
+    t->sectors += n + more;
+}

@@ -20,6 +20,10 @@
 #include "gpuxray/rng.h"
 #include "memsys_internal.h"
 
+/* Physical addresses gx_memsys_run_off computes at a time (32 KiB: stays in
+ * the host's L1/L2 between the vmem pass and the L2's pass). */
+#define MEMSYS_RUN_CHUNK 4096
+
 /* The walker's page-table read: one L2 access of the block (a read). */
 static double pt_read(void *ctx, uint64_t pa, uint32_t sm)
 {
@@ -84,9 +88,11 @@ int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out
     if (!ms)
         return gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
     ms->sector_shift = (uint32_t)__builtin_ctz(p->l2.sector_bytes);
+    ms->frame_shift = (uint32_t)__builtin_ctzll(p->memory.page_bytes);
+    ms->pa_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->pa_buf);
     gx_l2_opts lo = {cfg->noise, cfg->skew, cfg->seed};
     gx_vmem_cfg vc = {p->memory.page_bytes, cfg->phys_bytes, cfg->frames_seed, &p->tlb};
-    int rc = gx_dram_new(p, &ms->dram, msg);
+    int rc = ms->pa_buf ? gx_dram_new(p, &ms->dram, msg) : gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
     if (rc == GX_OK)
         rc = gx_l2_new(p, &lo, &ms->l2, msg);
     if (rc == GX_OK) {
@@ -119,6 +125,7 @@ void gx_memsys_free(gx_memsys *ms)
     gx_walker_free(ms->walker);
     gx_coalescer_free(ms->co);
     gx_smem_free(ms->smem);
+    free(ms->pa_buf);
     free(ms);
 }
 
@@ -183,6 +190,49 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
     if ((va & smask) + size > smask + 1)
         return more_sectors(ms, va, size, sm, op, r.latency_cycles, sectors);
     return r.latency_cycles;
+}
+
+/* Two passes per chunk: VA -> PA, then the L2's batch run over the PAs.
+ * The VA -> PA pass remembers the frames it met in a direct-mapped memo of
+ * RUN_FRAME_MEMO entries (a frame, once placed, never moves, and
+ * gx_vmem_pa(va) is its base | the offset), so only a frame new to the memo
+ * asks vmem; the memo lives for one call (the sim target's arena may
+ * re-place frames between calls).
+ * Measured (callgrind, the whole `gpuxray sim` process per access, 1 M
+ * 4-byte reads, seed-ampere-6mb; random 64 MiB / stream / random 1 MiB):
+ * the per-access loop through gx_memsys_access_off and the look-ahead
+ * 402 / 368 / 367; this batch run with the frame memo and gx_l2_run's
+ * repeats 286 / 127 / 244; with the trace decoded into columns and one
+ * sector's repeats folded by the decoder (gx_trace_cols) 307 / 87 / 268
+ * (the fold's test and the repeat column cost the random trace ~30). */
+#define RUN_FRAME_MEMO 64 /* a power of two */
+
+void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
+                       const uint32_t *rep, size_t n, gx_l2_tally *t)
+{
+    const uint32_t fsh = ms->frame_shift;
+    const uint64_t off_mask = ((uint64_t)1 << fsh) - 1;
+    uint64_t *pa = ms->pa_buf;
+    uint64_t tag[RUN_FRAME_MEMO], frame[RUN_FRAME_MEMO];
+    for (uint64_t j = 0; j < RUN_FRAME_MEMO; j++) {
+        tag[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
+        frame[j] = 0;
+    }
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < MEMSYS_RUN_CHUNK ? n - done : MEMSYS_RUN_CHUNK;
+        const uint64_t *v = va + done;
+        for (size_t i = 0; i < k; i++) {
+            const uint64_t vfn = v[i] >> fsh;
+            const uint32_t j = (uint32_t)vfn & (RUN_FRAME_MEMO - 1);
+            if (__builtin_expect(tag[j] != vfn, 0)) {
+                tag[j] = vfn;
+                frame[j] = gx_vmem_pa(ms->vm, v[i]) & ~off_mask;
+            }
+            pa[i] = frame[j] | (v[i] & off_mask);
+        }
+        gx_l2_run(ms->l2, pa, sm + done, rep ? rep + done : NULL, k, t);
+        done += k;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -378,6 +428,30 @@ static void translate_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
     gx_coalescer_count(ms->co, n, g.coalesced, g.widened);
 }
 
+/* translate_group for an instruction of one request (a trace without warp
+ * ids: every access alone), its steps with n = 1 written out: the leader is
+ * the request, one translation at the predicted size trains both
+ * predictors, and it serves the request (no group to widen or re-coalesce).
+ * Measured (callgrind, bench_translation, random 64 MiB over 2 MiB pages):
+ * see docs/performance.md ("Translation: instructions per access"). */
+static void translate_alone(gx_memsys *ms, const gx_memsys_req *req, double t, double *cyc,
+                            uint8_t *fault)
+{
+    const uint32_t sm = req->sm;
+    uint64_t predicted = gx_coalescer_predict(ms->co, sm);
+    xlate x;
+    translate(ms, req->va, sm, t, &x);
+    if (x.tlb_hit)
+        gx_coalescer_train_neighbour(ms->co, sm, 0);
+    else if (x.leaf_read)
+        gx_coalescer_train_neighbour(ms->co, sm, 1);
+    if (!x.fault)
+        (void)gx_coalescer_train_size(ms->co, sm, predicted, x.page_bytes);
+    cyc[0] = x.cycles;
+    fault[0] = (uint8_t)x.fault;
+    gx_coalescer_count(ms->co, 1, 1, 0);
+}
+
 /* Every sector of one translated request through the L2 (VA -> PA by the
  * frames, as without translation). */
 static double phys(gx_memsys *ms, const gx_memsys_req *r, uint64_t *sectors)
@@ -401,7 +475,10 @@ void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
     }
     double cyc[GX_MEMSYS_MAX_GROUP];
     uint8_t fault[GX_MEMSYS_MAX_GROUP];
-    translate_group(ms, req, n, t, cyc, fault);
+    if (n == 1)
+        translate_alone(ms, req, t, cyc, fault);
+    else
+        translate_group(ms, req, n, t, cyc, fault);
     for (uint32_t i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof res[i]);
         res[i].translation_cycles = cyc[i];

@@ -14,6 +14,8 @@ struct gx_memsys {
     gx_dram *dram;
     gx_vmem *vm;
     uint32_t sector_shift;
+    uint32_t frame_shift; /* vmem's frames (memory.page_bytes) */
+    uint64_t *pa_buf;     /* gx_memsys_run_off: MEMSYS_RUN_CHUNK physical addresses */
     /* translation (tlb present) */
     int xlate;
     int n_levels;

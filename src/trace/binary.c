@@ -211,13 +211,22 @@ static const uint64_t delta_mask[9] = {
     0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL, 0xffffffffffffULL,
     0xffffffffffffffULL, ~0ULL};
 
-#define V2_FL(h) ((!((h) & V2_X) && ((h) & 15) <= 8 && ((h) >> 5) <= GX_TRACE_SHARED_WRITE) \
-                      ? 1 + ((h) & 15) : 0)
+#define V2_FLX(h, mo) ((!((h) & V2_X) && ((h) & 15) <= 8 && ((h) >> 5) <= (mo)) \
+                           ? 1 + ((h) & 15) : 0)
+#define V2_FL(h) V2_FLX(h, GX_TRACE_SHARED_WRITE)
 #define V2_FL4(h) V2_FL(h), V2_FL((h) + 1), V2_FL((h) + 2), V2_FL((h) + 3)
 #define V2_FL16(h) V2_FL4(h), V2_FL4((h) + 4), V2_FL4((h) + 8), V2_FL4((h) + 12)
 #define V2_FL64(h) V2_FL16(h), V2_FL16((h) + 16), V2_FL16((h) + 32), V2_FL16((h) + 48)
 static const unsigned char fast_len[256] = {V2_FL64(0u), V2_FL64(64u), V2_FL64(128u),
                                             V2_FL64(192u)};
+/* The same for the column decoder: global ops only (0..2); a shared record
+ * takes the slow path there, which keeps its whole record. */
+#define V2_FG(h) V2_FLX(h, GX_TRACE_ATOMIC)
+#define V2_FG4(h) V2_FG(h), V2_FG((h) + 1), V2_FG((h) + 2), V2_FG((h) + 3)
+#define V2_FG16(h) V2_FG4(h), V2_FG4((h) + 4), V2_FG4((h) + 8), V2_FG4((h) + 12)
+#define V2_FG64(h) V2_FG16(h), V2_FG16((h) + 16), V2_FG16((h) + 32), V2_FG16((h) + 48)
+static const unsigned char fast_len_g[256] = {V2_FG64(0u), V2_FG64(64u), V2_FG64(128u),
+                                              V2_FG64(192u)};
 
 /* Notes on the loop: the record's other fields are a template that only
  * the slow path changes, so a fast record is the template's three stores
@@ -292,5 +301,112 @@ int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, g
     r->p = p;
     r->prev = st;
     *n = k;
+    return GX_OK;
+}
+
+/* Version 2 into columns: gx_v2_decode's loop (the same fast and slow
+ * paths, the same checks and messages) with a fast record stored as column
+ * entries (address, op, and the template's SM and size) instead of a
+ * 40-byte record, or folded into the entry before it (merging, see
+ * gx_trace_cols); the template's bytes are added once per run. */
+int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
+{
+    const unsigned char *p = r->p, *end = r->end;
+    gx_trace_rec st = r->prev;
+    size_t k = c->n;
+    const size_t max = c->cap;
+    uint64_t recs = c->records;
+    const uint64_t i0 = r->index - recs; /* the trace index of the batch's first record */
+    uint64_t *const ca = c->addr;
+    uint8_t *const co = c->op;
+    uint32_t *const cs = c->sm, *const cr = c->rep;
+    uint16_t *const cz = c->size;
+    /* merging: block numbers by mshift (>= 1: merge_bytes 1 merges nothing,
+     * so UINT64_MAX is no address's block) */
+    const uint32_t mb = c->merge_bytes > 1 ? c->merge_bytes : 0;
+    const unsigned mshift = mb ? (unsigned)__builtin_ctz(mb) : 0;
+    const uint64_t mmask = mb ? (uint64_t)mb - 1 : 0;
+    uint64_t ops[3] = {c->ops[0], c->ops[1], c->ops[2]};
+    while (k < max) {
+        const int size_ok = (uint32_t)st.size - 1u < GX_TRACE_MAX_SIZE;
+        const uint64_t wrap_limit = size_ok ? UINT64_MAX - st.size + 1 : 0;
+        uint64_t addr = st.addr;
+        uint8_t op = st.op;
+        const uint32_t tsm = st.sm;
+        const uint16_t tsz = st.size;
+        if (!size_ok)
+            goto slow;
+        const uint64_t r0 = recs;
+        /* mblk: the block of entry k - 1 when it is of this run and within
+         * one block, else UINT64_MAX (no block) */
+        const int can_merge = mb && tsz <= mb;
+        const uint64_t fit = can_merge ? mmask + 1 - tsz : 0;
+        const uint64_t no_blk = UINT64_MAX;
+        uint64_t mblk = no_blk;
+        while (k < max && end - p >= GX_V2_MAX_RECORD) {
+            unsigned h = *p, fl = fast_len_g[h];
+            if (!fl)
+                break;
+            uint64_t z;
+            memcpy(&z, p + 1, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            z = __builtin_bswap64(z);
+#endif
+            z &= delta_mask[fl - 1];
+            uint64_t a = addr + unzigzag(z);
+            if (a > wrap_limit)
+                break; /* the slow path re-decodes it and names the error */
+            addr = a;
+            op = (uint8_t)(h >> 5);
+            ops[op]++;
+            recs++;
+            p += fl;
+            const uint64_t blk = a >> mshift;
+            const int one_block = (a & mmask) <= fit;
+            if (blk == mblk && one_block) {
+                cr[k - 1]++;
+                continue;
+            }
+            ca[k] = addr;
+            co[k] = op;
+            cs[k] = tsm;
+            cz[k] = tsz;
+            cr[k] = 0;
+            k++;
+            mblk = can_merge && one_block ? blk : no_blk;
+        }
+        c->bytes += (uint64_t)tsz * (recs - r0);
+        st.addr = addr;
+        st.op = op;
+    slow:
+        c->n = k;
+        c->records = recs;
+        memcpy(c->ops, ops, sizeof ops);
+        if (k == max)
+            break;
+        if (end - p < GX_V2_MAX_RECORD) {
+            if (!r->eof)
+                break; /* refill first */
+            if (p == end) {
+                r->p = p;
+                r->prev = st;
+                return v2_fail(r, i0 + recs, msg, "truncated (no end marker)");
+            }
+        }
+        unsigned h = *p;
+        if (h == GX_TRACE_V2_END) {
+            r->prev = st;
+            return v2_end(r, p, i0 + recs, msg);
+        }
+        int rc = v2_slow(r, &p, &st, i0 + recs, msg);
+        if (rc)
+            return rc;
+        gx_cols_put(c, &st);
+        memcpy(ops, c->ops, sizeof ops);
+        k = c->n;
+        recs = c->records;
+    }
+    r->p = p;
+    r->prev = st;
     return GX_OK;
 }

@@ -197,6 +197,89 @@ int gx_trace_reader_next(gx_trace_reader *r, gx_trace_rec *buf, size_t max, size
     return GX_OK;
 }
 
+/* ---- column batches ---- */
+
+int gx_trace_cols_init(gx_trace_cols *c, size_t cap)
+{
+    memset(c, 0, sizeof *c);
+    if (!cap)
+        cap = 1;
+    c->addr = malloc(cap * sizeof *c->addr);
+    c->sm = malloc(cap * sizeof *c->sm);
+    c->size = malloc(cap * sizeof *c->size);
+    c->op = malloc(cap * sizeof *c->op);
+    c->rep = malloc(cap * sizeof *c->rep);
+    c->rec = malloc(cap * sizeof *c->rec);
+    c->cap = cap;
+    if (c->addr && c->sm && c->size && c->op && c->rep && c->rec)
+        return GX_OK;
+    gx_trace_cols_free(c);
+    return GX_ENOMEM;
+}
+
+void gx_trace_cols_free(gx_trace_cols *c)
+{
+    free(c->addr);
+    free(c->sm);
+    free(c->size);
+    free(c->op);
+    free(c->rep);
+    free(c->rec);
+    memset(c, 0, sizeof *c);
+}
+
+/* Formats without a column decoder: records, then columns. */
+static int next_cols_records(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
+{
+    if (r->tmp_cap < c->cap) {
+        gx_trace_rec *t = realloc(r->tmp, c->cap * sizeof *t);
+        if (!t)
+            return gx_fail(msg, GX_ENOMEM, "%s: out of memory", r->source);
+        r->tmp = t;
+        r->tmp_cap = c->cap;
+    }
+    size_t k = 0;
+    int rc = gx_trace_reader_next(r, r->tmp, c->cap, &k, msg);
+    for (size_t i = 0; rc == GX_OK && i < k; i++)
+        gx_cols_put(c, &r->tmp[i]);
+    return rc;
+}
+
+int gx_trace_reader_next_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
+{
+    c->n = c->n_rec = 0;
+    c->records = 0;
+    c->ops[0] = c->ops[1] = c->ops[2] = c->bytes = 0;
+    if (r->fmt != GX_TRACE_BINARY && r->fmt != GX_TRACE_TEXT)
+        return next_cols_records(r, c, msg);
+    if (r->done)
+        return GX_OK;
+    if (r->fd == -2)
+        return gx_fail(msg, GX_EPARSE, "%s: the trace failed to read earlier", r->source);
+    while (c->n < c->cap && !r->done) {
+        uint64_t before = c->records;
+        int rc = r->fmt == GX_TRACE_BINARY ? gx_v2_decode_cols(r, c, msg)
+                                           : gx_text_decode_cols(r, c, msg);
+        r->index += c->records - before;
+        if (rc) {
+            if (r->own_fd)
+                close(r->fd);
+            r->own_fd = 0;
+            r->fd = -2; /* failed: no resuming */
+            return rc;
+        }
+        if (c->n == c->cap || r->done)
+            break;
+        if (c->records == before && r->eof && !r->done)
+            return gx_fail(msg, GX_EPARSE, "%s: internal: the decoder made no progress",
+                           r->source);
+        int frc = fill(r, msg);
+        if (frc)
+            return frc;
+    }
+    return GX_OK;
+}
+
 gx_trace_format gx_trace_reader_format(const gx_trace_reader *r)
 {
     return r->fmt;
@@ -219,6 +302,7 @@ void gx_trace_reader_close(gx_trace_reader *r)
     if (r->own_fd)
         close(r->fd);
     gx_accelsim_free(r);
+    free(r->tmp);
     free(r->buf);
     free(r);
 }

@@ -42,6 +42,8 @@ struct gx_trace_reader {
     uint64_t v1_count;      /* binary version 1: the header's count */
     gx_trace_rec prev;      /* binary version 2: the decoder state */
     gx_accelsim_state *as;  /* Accel-Sim decoder state */
+    gx_trace_rec *tmp;      /* column reads of the formats decoded as records */
+    size_t tmp_cap;
 };
 
 /* Each decoder fills up to max records, advancing r->p; *n = how many. It
@@ -52,9 +54,50 @@ int gx_v1_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, g
 int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg);
 int gx_accelsim_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n,
                        gx_msg *msg);
+/* Binary version 2 straight into columns: appends to c (from c->n, up to
+ * c->cap); the contract of the decoders above otherwise. */
+int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg);
+/* Text straight into columns (common lines without a record in between). */
+int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg);
 void gx_accelsim_free(gx_trace_reader *r);
 /* 1 when data (the first bytes of an input) looks like an Accel-Sim trace. */
 int gx_accelsim_detect(const unsigned char *data, size_t len);
+
+/* Append record t to the columns (and to rec[] when not global), folded
+ * into the entry before when merging allows (gx_trace_cols: a global
+ * access within one merge block, of the block, SM and size of the entry
+ * before, itself global and within one block). */
+static inline __attribute__((always_inline)) void gx_cols_put(gx_trace_cols *c,
+                                                             const gx_trace_rec *t)
+{
+    const uint64_t mb = c->merge_bytes, fit = mb - 1;
+    const int global = gx_trace_op_is_global(t->op);
+    if (global) {
+        c->ops[t->op]++;
+        c->bytes += t->size;
+        c->records++;
+        if (mb > 1 && c->n) {
+            size_t last = c->n - 1;
+            /* the address first: it differs in most non-repeats */
+            if ((t->addr ^ c->addr[last]) <= fit && t->sm == c->sm[last] &&
+                t->size == c->size[last] && gx_trace_op_is_global(c->op[last]) &&
+                t->size <= mb && (t->addr & fit) + t->size - 1 <= fit &&
+                (c->addr[last] & fit) + t->size - 1 <= fit) {
+                c->rep[last]++;
+                return;
+            }
+        }
+    } else {
+        c->records++;
+        c->rec[c->n_rec++] = *t;
+    }
+    size_t k = c->n++;
+    c->rep[k] = 0;
+    c->addr[k] = t->addr;
+    c->sm[k] = t->sm;
+    c->size[k] = t->size;
+    c->op[k] = t->op;
+}
 
 /* Record validation with the reader's position in the message: the line
  * (text, Accel-Sim) or index (binary: the record's index in the trace). */

@@ -30,6 +30,14 @@
  *   46.0 -> 47.7, stream 44.1 -> 48.7, 52.1 -> 53.7. An earlier version
  *   hashing twice (prefetch by address, then access by address) lost ~8% on
  *   the seed card, whose ~0.5 MB of model state stays in the host's L2.
+ * - Translation off, the default loops are batched: gx_tsim_run gathers
+ *   runs of single-sector accesses (run_batched) and gx_tsim_run_cols takes
+ *   the reader's columns as they are (one sector's repeats folded by the
+ *   decoder, gx_trace_cols); both hand them to gx_memsys_run_off, whose L2
+ *   batch run locates ahead itself. run_loop (one access at a time, with the
+ *   look-ahead above) remains for prefetch off and is the reference the
+ *   batched loops are tested against (tests/test_trace_cols.c). Measured
+ *   gains: memsys.c (gx_memsys_run_off) and docs/performance.md.
  * - Latencies are rounded to whole cycles for the histogram (1-cycle bins
  *   below GX_TSIM_LAT_BINS - 1; the last bin holds everything above);
  *   the mean and the total use the exact values. */
@@ -43,6 +51,7 @@
 #include "gpuxray/trace.h"
 
 #define PREFETCH_DISTANCE 8 /* accesses ahead (gx_memsys_locate_ahead) */
+#define TSIM_COLS 4096      /* accesses gathered per gx_memsys_run_off call (48 KiB) */
 
 struct gx_tsim {
     gx_memsys *ms;
@@ -66,6 +75,9 @@ struct gx_tsim {
     gx_memsys_res grp_res[GX_MEMSYS_MAX_GROUP];
     uint32_t grp_n, grp_warp;
     uint64_t grp_cycle;
+    /* translation off: single-sector accesses gathered for gx_memsys_run_off */
+    uint64_t *col_va;
+    uint32_t *col_sm;
 };
 
 static void smem_open(gx_tsim *s, const gx_profile *p); /* shared memory, below */
@@ -103,8 +115,11 @@ int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg
     s->min_cycles = INFINITY;
     s->max_cycles = -INFINITY;
     s->hist = calloc(GX_TSIM_LAT_BINS, sizeof *s->hist);
+    s->col_va = malloc(TSIM_COLS * sizeof *s->col_va);
+    s->col_sm = malloc(TSIM_COLS * sizeof *s->col_sm);
     gx_memsys_cfg mc = {c->noise, c->skew, c->seed, c->frames_seed, phys};
-    int rc = s->hist ? GX_OK : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
+    int rc = s->hist && s->col_va && s->col_sm ? GX_OK
+                                                : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     if (rc == GX_OK)
         rc = gx_memsys_new(p, &mc, &s->ms, msg);
     if (rc == GX_OK) {
@@ -126,6 +141,8 @@ void gx_tsim_free(gx_tsim *s)
         return;
     gx_memsys_free(s->ms); /* owns s->smem */
     free(s->hist);
+    free(s->col_va);
+    free(s->col_sm);
     free(s);
 }
 
@@ -228,6 +245,119 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
     s->max_cycles = hi;
 }
 
+/* ---- translation off, batched: the default single-thread loop ----
+ * Runs of global accesses that each stay within one sector are gathered
+ * (VA, SM) into columns and run by gx_memsys_run_off (VA -> PA pass, then
+ * the L2's batch run); any other record ends the run: a multi-sector
+ * access goes through gx_memsys_access_off, a shared / MAP / INV record is
+ * counted (other_record), each in trace order. Statistics are the same,
+ * access for access, as run_loop's: the latencies are summed in access
+ * order into the same total. */
+static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
+{
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = (uint64_t)s->sector_bytes - 1;
+    gx_memsys *ms = s->ms;
+    gx_l2_tally t = {s->total_cycles, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    uint64_t ops[4] = {0, 0, 0, 0}, bytes = 0, others = 0;
+    uint64_t *va = s->col_va;
+    uint32_t *sm = s->col_sm;
+    size_t k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const gx_trace_rec *r = &rec[i];
+        const int global = gx_trace_op_is_global(r->op);
+        if (__builtin_expect(global && (r->addr & smask) + r->size <= smask + 1, 1)) {
+            va[k] = r->addr;
+            sm[k] = r->sm < smc ? r->sm : r->sm % smc;
+            ops[r->op & 3]++;
+            bytes += r->size;
+            if (++k == TSIM_COLS) {
+                gx_memsys_run_off(ms, va, sm, NULL, k, &t);
+                k = 0;
+            }
+            continue;
+        }
+        gx_memsys_run_off(ms, va, sm, NULL, k, &t); /* the run before, in order */
+        k = 0;
+        if (!global) {
+            other_record(s, r);
+            others++;
+            continue;
+        }
+        uint32_t rsm = r->sm < smc ? r->sm : r->sm % smc;
+        gx_l2_tally_add(&t, gx_memsys_access_off(ms, r->addr, r->size, rsm, (gx_l2_op)r->op,
+                                                 NULL, &t.sectors));
+        ops[r->op & 3]++;
+        bytes += r->size;
+    }
+    gx_memsys_run_off(ms, va, sm, NULL, k, &t);
+    for (int j = 0; j < 3; j++)
+        s->op_count[j] += ops[j];
+    s->op_count[0] += ops[3]; /* never: global ops are 0..2 */
+    s->accesses += n - others;
+    s->l2_accesses += t.sectors;
+    s->bytes += bytes;
+    s->total_cycles = t.total;
+    s->min_cycles = t.lo;
+    s->max_cycles = t.hi;
+}
+
+/* ---- translation off, column batches ----
+ * The decoder's columns are the run's input as they are: each maximal run
+ * of global single-sector accesses of valid SMs goes to gx_memsys_run_off
+ * straight from the columns; the record ending it is handled as
+ * run_batched handles it. Op counts and bytes are the decoder's. */
+int gx_tsim_takes_cols(const gx_tsim *s)
+{
+    return !s->xlate && s->prefetch;
+}
+
+uint32_t gx_tsim_merge_bytes(const gx_tsim *s)
+{
+    return s->sector_bytes;
+}
+
+void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = (uint64_t)s->sector_bytes - 1, sec = smask + 1;
+    gx_memsys *ms = s->ms;
+    gx_l2_tally t = {s->total_cycles, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    const uint64_t *addr = c->addr;
+    const uint32_t *sm = c->sm;
+    const uint16_t *size = c->size;
+    const uint8_t *op = c->op;
+    const size_t n = c->n;
+    size_t jr = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && op[j] <= GX_TRACE_ATOMIC && sm[j] < smc &&
+               (addr[j] & smask) + size[j] <= sec)
+            j++;
+        if (j > i)
+            gx_memsys_run_off(ms, addr + i, sm + i, c->rep + i, j - i, &t);
+        if (j == n)
+            break;
+        if (op[j] > GX_TRACE_ATOMIC) {
+            other_record(s, &c->rec[jr++]);
+        } else {
+            uint32_t rsm = sm[j] < smc ? sm[j] : sm[j] % smc;
+            for (uint64_t q = 0; q <= c->rep[j]; q++) /* the entry and its folded repeats */
+                gx_l2_tally_add(&t, gx_memsys_access_off(ms, addr[j], size[j], rsm,
+                                                         (gx_l2_op)op[j], NULL, &t.sectors));
+        }
+        i = j + 1;
+    }
+    for (int k = 0; k < 3; k++)
+        s->op_count[k] += c->ops[k];
+    s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
+    s->l2_accesses += t.sectors;
+    s->bytes += c->bytes;
+    s->total_cycles = t.total;
+    s->min_cycles = t.lo;
+    s->max_cycles = t.hi;
+}
+
 /* ---- translation on: warp instructions through the whole memory system ---- */
 
 /* One access's latency into the statistics. */
@@ -307,7 +437,7 @@ void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
     if (s->xlate)
         run_translated(s, rec, n);
     else if (s->prefetch)
-        run_loop(s, rec, n, 1);
+        run_batched(s, rec, n);
     else
         run_loop(s, rec, n, 0);
 }
