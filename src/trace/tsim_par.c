@@ -1,0 +1,513 @@
+/* tsim_par.c - the trace simulator split over worker threads and shards
+ * (tsimpar.h): the calling thread decodes, places frames and locates every
+ * sector in trace order; workers own slice groups and run their sectors.
+ *
+ * Models: the same as tsim.c, sector for sector; see tsimpar.h for what is
+ * independent and which runs are not split (gx_tsim_par_blocker).
+ *
+ * Notes:
+ * - Work moves in batches through a ring of PAR_BUFFERS buffers (fixed
+ *   memory); one mutex and two condition variables per batch hand them
+ *   over (a batch is some thousands of sectors, so the hand-over costs a
+ *   few instructions per sector; no spinning, which would steal the core
+ *   of a machine with fewer cores than threads).
+ * - Each worker has its own copy of the L2 (its statistics, its sets: it
+ *   touches only its groups'), so no two threads write the same memory but
+ *   a batch's per-access slots (part[]).
+ * - An access's latency is the largest of its sectors'. One worker holding
+ *   every sector of an access (the common case: a line is in one slice)
+ *   accounts it; an access split between workers gets a slot per worker,
+ *   combined by the calling thread once the batch is done; split between
+ *   shards, it goes to the partial's list (tsim_shard.c). */
+#include "gpuxray/tsimpar.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuxray/policy.h"
+#include "tsim_internal.h"
+
+/* Sectors one worker takes from one batch at most: 16 Ki x 32 B = 512 KiB,
+ * a host-L2-sized handful per worker, and some 4000 batches per 64 M
+ * accesses (the hand-over's cost spread thin). */
+#define PAR_BATCH_ITEMS 16384
+/* Batches in flight: the calling thread fills one while workers run others. */
+#define PAR_BUFFERS 4
+/* Accesses split between workers in one batch at most (a batch closes
+ * early when they run out). */
+#define PAR_SPANS 4096
+/* Items ahead whose sets a worker prefetches (as tsim.c's look-ahead). */
+#define PAR_PREFETCH 8
+/* Sectors of one access at most: GX_TRACE_MAX_SIZE bytes unaligned over
+ * 1-byte sectors. */
+#define PAR_MAX_SECTORS (GX_TRACE_MAX_SIZE + 1)
+
+enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
+#define NO_SPAN UINT32_MAX
+
+typedef struct par_item {
+    gx_l2_loc loc;
+    uint32_t sm;
+    uint8_t op, flags;
+    uint32_t span; /* NO_SPAN: the worker accounts the access itself */
+} par_item;
+
+typedef struct par_span {
+    uint64_t index; /* among the trace's global accesses */
+    int cross;      /* some of its sectors belong to other shards */
+} par_span;
+
+typedef struct par_batch {
+    par_item *items; /* workers x PAR_BATCH_ITEMS */
+    uint32_t n[GX_TSIM_MAX_THREADS];
+    uint32_t fill_max; /* the largest n[] */
+    par_span *span;
+    double *part;      /* PAR_SPANS x workers: a worker's largest latency, -inf: none */
+    uint32_t nspan;
+    uint32_t remaining; /* workers still running it */
+    int pending;        /* published, not yet reclaimed */
+} par_batch;
+
+typedef struct par_worker {
+    struct gx_tsim_par *e;
+    uint32_t id;
+    pthread_t th;
+    int started;
+    gx_memsys *ms; /* its own L2 (and the parts it does not use) */
+    uint64_t *hist;
+    gx_cyc_sum total;
+    double lo, hi;
+} par_worker;
+
+struct gx_tsim_par {
+    uint32_t nw, shard, shards, spp, sector_shift;
+    int nf, threaded, stop;
+    gx_vmem *vm;     /* the calling thread's: frames placed in trace order */
+    const gx_l2 *l2; /* the calling thread's: locates only */
+    par_batch buf[PAR_BUFFERS];
+    uint64_t filled; /* batches published */
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    int sync_ok;
+    uint64_t acc_index;
+    par_worker w[GX_TSIM_MAX_THREADS];
+};
+
+const char *gx_tsim_par_blocker(const gx_profile *p, const gx_tsim_cfg *c)
+{
+    if (c->noise && p->sim.present)
+        return "--noise draws the jitter, outliers and background evictions of every slice "
+               "from one random stream";
+    if (p->tlb.present)
+        return "translation (the profile's tlb section) couples the accesses: the walker's "
+               "page-table reads go through the L2 and an instruction without a trace cycle "
+               "issues after the sum of every earlier latency";
+    gx_policy pol;
+    gx_msg m;
+    gx_msg_clear(&m);
+    if (gx_policy_from_spec(p->l2.policy, &pol, &m) != GX_OK || pol.ops->randomized)
+        return "the L2's replacement policy (l2.policy) is randomized: its victims come from "
+               "one random stream shared by every slice";
+    if (p->l2.topology == GX_TOPO_NEAR_FAR && p->l2.far_stream_extra_cycles > 0)
+        return "l2.latency_cycles.far_stream_extra couples an SM's accesses over every slice "
+               "(a far hit costs more after the same SM's previous far hit)";
+    return NULL;
+}
+
+/* ---- workers ---- */
+
+static void account_w(par_worker *w, double lat)
+{
+    gx_cyc_add(&w->total, lat);
+    w->lo = lat < w->lo ? lat : w->lo;
+    w->hi = lat > w->hi ? lat : w->hi;
+    gx_tsim_hist_add(w->hist, lat);
+}
+
+/* A worker's sectors of one batch, in trace order. */
+static void run_items(par_worker *w, par_batch *b)
+{
+    const uint32_t nw = w->e->nw;
+    gx_l2 *l2 = gx_memsys_l2(w->ms);
+    const par_item *it = b->items + (size_t)w->id * PAR_BATCH_ITEMS;
+    const uint32_t n = b->n[w->id];
+    double m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + PAR_PREFETCH < n)
+            gx_l2_prefetch_loc(l2, &it[i + PAR_PREFETCH].loc, it[i + PAR_PREFETCH].sm);
+        gx_l2_result r;
+        gx_l2_access_loc(l2, &it[i].loc, it[i].sm, (gx_l2_op)it[i].op, &r);
+        double lat = r.latency_cycles;
+        m = (it[i].flags & ITEM_FIRST) || lat > m ? lat : m; /* as gx_memsys_access_off */
+        if (!(it[i].flags & ITEM_LAST))
+            continue;
+        if (it[i].span == NO_SPAN)
+            account_w(w, m);
+        else
+            b->part[(size_t)it[i].span * nw + w->id] = m;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    par_worker *w = arg;
+    struct gx_tsim_par *e = w->e;
+    for (uint64_t seq = 0;; seq++) {
+        pthread_mutex_lock(&e->mu);
+        while (e->filled <= seq && !e->stop)
+            pthread_cond_wait(&e->work, &e->mu);
+        int go = e->filled > seq;
+        pthread_mutex_unlock(&e->mu);
+        if (!go)
+            return NULL;
+        par_batch *b = &e->buf[seq % PAR_BUFFERS];
+        run_items(w, b);
+        pthread_mutex_lock(&e->mu);
+        if (--b->remaining == 0)
+            pthread_cond_signal(&e->done);
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+/* ---- the calling thread: batches ---- */
+
+static void push_span(gx_tsim *s, uint64_t index, double lat)
+{
+    gx_tsim_ext *x = s->ext;
+    if (x->nspans == x->cap_spans) {
+        size_t cap = x->cap_spans ? 2 * x->cap_spans : 1024;
+        uint64_t *pi = realloc(x->span_index, cap * sizeof *pi);
+        if (pi)
+            x->span_index = pi;
+        double *pl = pi ? realloc(x->span_lat, cap * sizeof *pl) : NULL;
+        if (pl)
+            x->span_lat = pl;
+        if (!pi || !pl)
+            abort(); /* out of memory mid-run: no statistics can be right */
+        x->cap_spans = cap;
+    }
+    x->span_index[x->nspans] = index;
+    x->span_lat[x->nspans++] = lat;
+}
+
+/* A finished batch: its split accesses' latencies, then empty. */
+static void reclaim(gx_tsim *s, par_batch *b)
+{
+    const uint32_t nw = s->par->nw;
+    for (uint32_t j = 0; j < b->nspan; j++) {
+        double m = -INFINITY;
+        for (uint32_t k = 0; k < nw; k++) {
+            double v = b->part[(size_t)j * nw + k];
+            m = v > m ? v : m;
+        }
+        if (b->span[j].cross)
+            push_span(s, b->span[j].index, m);
+        else
+            gx_tsim_account(s, m);
+    }
+    memset(b->n, 0, sizeof b->n);
+    b->fill_max = b->nspan = 0;
+    b->pending = 0;
+}
+
+/* Hand the batch being filled to the workers (or run it here, one worker)
+ * and make the next buffer ready. */
+static par_batch *next_batch(gx_tsim *s)
+{
+    struct gx_tsim_par *e = s->par;
+    par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
+    if (!e->threaded) {
+        run_items(&e->w[0], b);
+        reclaim(s, b);
+        return b;
+    }
+    pthread_mutex_lock(&e->mu);
+    b->remaining = e->nw;
+    b->pending = 1;
+    e->filled++;
+    pthread_cond_broadcast(&e->work);
+    par_batch *nb = &e->buf[e->filled % PAR_BUFFERS];
+    while (nb->remaining)
+        pthread_cond_wait(&e->done, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+    if (nb->pending)
+        reclaim(s, nb);
+    return nb;
+}
+
+static uint32_t group_of(const struct gx_tsim_par *e, uint32_t slice)
+{
+    return e->nf ? slice % e->spp : slice;
+}
+
+/* One global access: its sectors located (frames placed in trace order),
+ * this shard's handed to their workers. */
+static void put_access(gx_tsim *s, const gx_trace_rec *r, uint32_t sm)
+{
+    struct gx_tsim_par *e = s->par;
+    const uint64_t index = e->acc_index++;
+    const uint32_t sh = e->sector_shift;
+    uint64_t first = r->addr >> sh, end = r->addr + r->size - 1;
+    uint64_t last = (end < r->addr ? UINT64_MAX : end) >> sh;
+    gx_l2_loc loc[PAR_MAX_SECTORS];
+    uint8_t own[PAR_MAX_SECTORS], wk[PAR_MAX_SECTORS];
+    uint32_t ns = 0, mine = 0;
+    int other = 0, single;
+    for (uint64_t k = first;; k++) { /* the sectors gx_memsys_access_off touches */
+        uint64_t pa = gx_vmem_pa(e->vm, k == first ? r->addr : k << sh);
+        gx_l2_locate(e->l2, pa, &loc[ns]);
+        uint32_t g = group_of(e, loc[ns].slice);
+        own[ns] = (uint8_t)(g % e->shards == e->shard);
+        wk[ns] = (uint8_t)(g / e->shards % e->nw);
+        mine += own[ns];
+        other |= !own[ns];
+        ns++;
+        if (k == last || k + 1 == 0 || ns == PAR_MAX_SECTORS)
+            break;
+    }
+    if (own[0]) { /* the shard of the first sector counts the access */
+        s->accesses++;
+        s->op_count[r->op < 3 ? r->op : 0]++;
+        s->bytes += r->size;
+    }
+    s->l2_accesses += mine;
+    if (!mine)
+        return;
+    uint32_t w0 = 0;
+    for (uint32_t j = 0; j < ns; j++)
+        if (own[j]) {
+            w0 = wk[j];
+            break;
+        }
+    single = !other;
+    for (uint32_t j = 0; j < ns && single; j++)
+        single = !own[j] || wk[j] == w0;
+    par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
+    if (b->fill_max + ns > PAR_BATCH_ITEMS || (!single && b->nspan == PAR_SPANS))
+        b = next_batch(s);
+    uint32_t span = NO_SPAN;
+    if (!single) {
+        span = b->nspan++;
+        b->span[span] = (par_span){index, other};
+        for (uint32_t k = 0; k < e->nw; k++)
+            b->part[(size_t)span * e->nw + k] = -INFINITY;
+    }
+    for (uint32_t j = 0; j < ns; j++) {
+        if (!own[j])
+            continue;
+        uint8_t fl = ITEM_FIRST | ITEM_LAST;
+        for (uint32_t q = 0; q < ns; q++)
+            if (q != j && own[q] && wk[q] == wk[j])
+                fl &= (uint8_t)(q < j ? ~ITEM_FIRST : ~ITEM_LAST);
+        uint32_t w = wk[j];
+        par_item *it = &b->items[(size_t)w * PAR_BATCH_ITEMS + b->n[w]++];
+        *it = (par_item){loc[j], sm, r->op, fl, span};
+        b->fill_max = b->n[w] > b->fill_max ? b->n[w] : b->fill_max;
+    }
+}
+
+void gx_tsim_par_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
+{
+    const uint32_t smc = s->sm_count;
+    const int counts_others = s->par->shard == 0; /* records off the L2: counted once */
+    for (uint64_t i = 0; i < n; i++) {
+        const gx_trace_rec *r = &rec[i];
+        if (!gx_trace_op_is_global(r->op)) {
+            if (counts_others)
+                gx_tsim_other(s, r);
+            continue;
+        }
+        put_access(s, r, r->sm < smc ? r->sm : r->sm % smc);
+    }
+}
+
+/* ---- start, finish ---- */
+
+static int alloc_batches(struct gx_tsim_par *e)
+{
+    for (int k = 0; k < PAR_BUFFERS; k++) {
+        par_batch *b = &e->buf[k];
+        b->items = malloc((size_t)e->nw * PAR_BATCH_ITEMS * sizeof *b->items);
+        b->span = malloc(PAR_SPANS * sizeof *b->span);
+        b->part = malloc((size_t)PAR_SPANS * e->nw * sizeof *b->part);
+        if (!b->items || !b->span || !b->part)
+            return GX_ENOMEM;
+    }
+    return GX_OK;
+}
+
+static int start_workers(gx_tsim *s, const gx_profile *p, gx_msg *msg)
+{
+    struct gx_tsim_par *e = s->par;
+    gx_memsys_cfg mc = {s->cfg.noise, s->cfg.skew, s->cfg.seed, s->cfg.frames_seed,
+                        s->cfg.phys_bytes};
+    for (uint32_t k = 0; k < e->nw; k++) {
+        par_worker *w = &e->w[k];
+        *w = (par_worker){.e = e, .id = k, .lo = INFINITY, .hi = -INFINITY};
+        w->hist = calloc(GX_TSIM_LAT_BINS, sizeof *w->hist);
+        if (!w->hist)
+            return gx_fail(msg, GX_ENOMEM, "sim: out of memory");
+        int rc = gx_memsys_new(p, &mc, &w->ms, msg);
+        if (rc != GX_OK)
+            return rc;
+    }
+    if (!e->threaded)
+        return GX_OK;
+    for (uint32_t k = 0; k < e->nw; k++) {
+        if (pthread_create(&e->w[k].th, NULL, worker_main, &e->w[k]) != 0)
+            return gx_fail(msg, GX_ENOMEM, "sim: cannot start worker thread %u of %u", k + 1,
+                           e->nw);
+        e->w[k].started = 1;
+    }
+    return GX_OK;
+}
+
+int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_t shard,
+                      uint32_t shards, gx_msg *msg)
+{
+    if (s->par || s->ext || s->accesses || !s->ms)
+        return gx_fail(msg, GX_EINVAL, "sim: a split run starts on a fresh simulator");
+    if (threads < 1 || threads > GX_TSIM_MAX_THREADS || shards < 1 ||
+        shards > GX_TSIM_MAX_SHARDS || shard >= shards)
+        return gx_fail(msg, GX_EINVAL, "sim: threads 1..%d, shard I of N with I < N <= %d",
+                       GX_TSIM_MAX_THREADS, GX_TSIM_MAX_SHARDS);
+    const char *why = gx_tsim_par_blocker(p, &s->cfg);
+    if (why)
+        return gx_fail(msg, GX_EINVAL, "sim: this run cannot be split: %s", why);
+    struct gx_tsim_par *e = calloc(1, sizeof *e);
+    s->ext = calloc(1, sizeof *s->ext);
+    if (!e || !s->ext) {
+        free(e);
+        return gx_fail(msg, GX_ENOMEM, "sim: out of memory");
+    }
+    s->par = e;
+    e->nf = s->topo == GX_TOPO_NEAR_FAR;
+    e->spp = s->slices / (s->partitions ? s->partitions : 1);
+    uint32_t groups = e->nf ? e->spp : s->slices;
+    uint32_t mine = groups / shards + (groups % shards > shard); /* this shard's groups */
+    e->nw = threads < mine ? threads : mine ? mine : 1;
+    e->threaded = e->nw > 1;
+    e->shard = shard;
+    e->shards = shards;
+    e->sector_shift = (uint32_t)__builtin_ctz(s->sector_bytes);
+    e->vm = gx_memsys_vmem(s->ms);
+    e->l2 = gx_memsys_l2(s->ms);
+    s->ext->shard = shard;
+    s->ext->shards = shards;
+    s->ext->threads = e->nw;
+    if (pthread_mutex_init(&e->mu, NULL) || pthread_cond_init(&e->work, NULL) ||
+        pthread_cond_init(&e->done, NULL))
+        return gx_fail(msg, GX_ENOMEM, "sim: cannot set up the worker threads");
+    e->sync_ok = 1;
+    if (alloc_batches(e) != GX_OK)
+        return gx_fail(msg, GX_ENOMEM, "sim: out of memory");
+    return start_workers(s, p, msg); /* on failure gx_tsim_free stops what started */
+}
+
+uint32_t gx_tsim_par_threads(const gx_tsim *s)
+{
+    return s->par ? s->par->nw : s->ext ? s->ext->threads : 0;
+}
+
+/* The workers stop after every published batch (none when stopping early). */
+static void stop_workers(struct gx_tsim_par *e)
+{
+    if (!e->sync_ok)
+        return;
+    pthread_mutex_lock(&e->mu);
+    e->stop = 1;
+    pthread_cond_broadcast(&e->work);
+    pthread_mutex_unlock(&e->mu);
+    for (uint32_t k = 0; k < e->nw; k++)
+        if (e->w[k].started) {
+            pthread_join(e->w[k].th, NULL);
+            e->w[k].started = 0;
+        }
+}
+
+/* The workers' statistics into s: latencies, and the L2's into s->ext. */
+static void join_stats(gx_tsim *s)
+{
+    struct gx_tsim_par *e = s->par;
+    gx_tsim_ext *x = s->ext;
+    x->slices = s->slices;
+    x->slice_accesses = calloc(s->slices ? s->slices : 1, sizeof *x->slice_accesses);
+    if (!x->slice_accesses)
+        abort(); /* out of memory at the end of a run: nothing right to print */
+    for (uint32_t k = 0; k < e->nw; k++) {
+        par_worker *w = &e->w[k];
+        for (uint32_t i = 0; i < GX_TSIM_LAT_BINS; i++)
+            s->hist[i] += w->hist[i];
+        gx_cyc_merge(&s->total, &w->total);
+        s->min_cycles = w->lo < s->min_cycles ? w->lo : s->min_cycles;
+        s->max_cycles = w->hi > s->max_cycles ? w->hi : s->max_cycles;
+        gx_l2_stats ls;
+        gx_l2_get_stats(gx_memsys_l2(w->ms), &ls);
+        for (int l = 0; l < 2; l++) {
+            x->level[l].accesses += ls.level[l].accesses;
+            x->level[l].hits += ls.level[l].hits;
+            x->level[l].sector_misses += ls.level[l].sector_misses;
+            x->level[l].line_misses += ls.level[l].line_misses;
+        }
+        x->dram_accesses += ls.dram_accesses;
+        for (uint32_t i = 0; i < ls.slices && i < s->slices; i++)
+            x->slice_accesses[i] += ls.slice_accesses[i];
+    }
+}
+
+void gx_tsim_par_finish(gx_tsim *s)
+{
+    struct gx_tsim_par *e = s->par;
+    if (!e)
+        return;
+    par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
+    if (b->fill_max || b->nspan || !e->threaded)
+        (void)next_batch(s);
+    stop_workers(e);
+    for (uint64_t k = 0; k < PAR_BUFFERS; k++) { /* in publishing order */
+        par_batch *q = &e->buf[(e->filled + k) % PAR_BUFFERS];
+        if (q->pending)
+            reclaim(s, q);
+    }
+    join_stats(s);
+    gx_tsim_par_free(e);
+    s->par = NULL;
+}
+
+void gx_tsim_par_free(gx_tsim_par *e)
+{
+    if (!e)
+        return;
+    stop_workers(e);
+    for (uint32_t k = 0; k < e->nw; k++) {
+        gx_memsys_free(e->w[k].ms);
+        free(e->w[k].hist);
+    }
+    for (int k = 0; k < PAR_BUFFERS; k++) {
+        free(e->buf[k].items);
+        free(e->buf[k].span);
+        free(e->buf[k].part);
+    }
+    if (e->sync_ok) {
+        pthread_mutex_destroy(&e->mu);
+        pthread_cond_destroy(&e->work);
+        pthread_cond_destroy(&e->done);
+    }
+    free(e);
+}
+
+void gx_tsim_ext_free(gx_tsim_ext *x)
+{
+    if (!x)
+        return;
+    free(x->slice_accesses);
+    free(x->xlate_json);
+    free(x->xlate_text);
+    free(x->smem_json);
+    free(x->smem_text);
+    free(x->span_index);
+    free(x->span_lat);
+    free(x);
+}
