@@ -76,12 +76,14 @@ for p in seed hopper h200 vega; do
         run "$k-1" 0 "$GX" sim --profile "$T/$p.json" --trace "$T/$t" --quiet
         run "$k-1j" 0 "$GX" sim --profile "$T/$p.json" --trace "$T/$t" --quiet --json
         run "$k-2" 0 "$GX" sim --profile "$T/$p.json" --trace "$T/$t" --quiet --threads 2
+        run "$k-4" 0 "$GX" sim --profile "$T/$p.json" --trace "$T/$t" --quiet --threads 4
         run "$k-3j" 0 "$GX" sim --profile "$T/$p.json" --trace "$T/$t" --quiet --json --threads 3
         same "$k-1.out" "$k-2.out" "$k --threads 2 text"
+        same "$k-1.out" "$k-4.out" "$k --threads 4 text"
         same "$k-1j.out" "$k-3j.out" "$k --threads 3 json"
         for i in 0 1 2; do
             run "$k-s$i" 0 "$GX" sim --profile "$T/$p.json" --trace "$T/$t" --quiet \
-                --shard $i/3 --threads 2 -o "$T/$k-part$i.json"
+                --shard $i/3 --threads $((i + 1)) -o "$T/$k-part$i.json"
         done
         run "$k-m" 0 "$GX" merge "$T/$k-part2.json" "$T/$k-part0.json" "$T/$k-part1.json"
         run "$k-mj" 0 "$GX" merge "$T/$k-part0.json" "$T/$k-part1.json" "$T/$k-part2.json" --json

@@ -33,21 +33,23 @@
 #include "gpuxray/profile.h"
 #include "gpuxray/trace.h"
 
-#define GX_TSIM_MAX_THREADS 64   /* worker threads of one run */
+#define GX_TSIM_MAX_THREADS 64   /* threads of one run (the calling thread and its workers) */
 #define GX_TSIM_MAX_SHARDS 65536 /* shards of one run */
 
 /* NULL when a run of p with c may be split; else why not (a sentence). */
 const char *gx_tsim_par_blocker(const gx_profile *p, const gx_tsim_cfg *c);
-/* Split s (fresh: gx_tsim_new, nothing run yet) over `threads` workers and
- * keep only shard `shard` of `shards` (0 of 1: the whole trace). Requires
- * gx_tsim_par_blocker(p, c) == NULL for the p and c s was built from.
- * Workers beyond the slice groups of the shard are not started. */
+/* Split s (fresh: gx_tsim_new, nothing run yet) over `threads` threads in
+ * all (the calling thread and threads - 1 workers; threads 1: the calling
+ * thread runs the L2 too) and keep only shard `shard` of `shards` (0 of 1:
+ * the whole trace). Requires gx_tsim_par_blocker(p, c) == NULL for the p
+ * and c s was built from. Workers beyond the slice groups of the shard are
+ * not started. */
 int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_t shard,
                       uint32_t shards, gx_msg *msg);
 /* Finish the split run (after the last gx_tsim_run): the workers stop and
  * their statistics join s's; no-op for a run that is not split. */
 void gx_tsim_par_finish(gx_tsim *s);
-/* Worker threads running (0: not split). */
+/* Worker threads of the split run (0: not split). */
 uint32_t gx_tsim_par_threads(const gx_tsim *s);
 
 /* ---- partial statistics of shards and their merge ---- */

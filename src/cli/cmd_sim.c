@@ -58,9 +58,10 @@ static void usage(FILE *f)
             "                      default 4)\n"
             "  -o FILE             the statistics to FILE instead of stdout ('-' = stdout)\n"
             "  --quiet             no throughput line on stderr\n"
-            "  --threads N         run the L2 on N worker threads (1..%d, default 1) beside\n"
-            "                      the thread that reads the trace; statistics identical to\n"
-            "                      one thread's. A run the model cannot split (noise, a\n"
+            "  --threads N         N threads in all (1..%d, default 1): the one that reads\n"
+            "                      the trace and places frames, N-1 that run the L2's slice\n"
+            "                      groups; statistics identical to one thread's. A run the\n"
+            "                      model cannot split (noise, a\n"
             "                      randomized policy, translation, far_stream_extra) runs\n"
             "                      one thread, with a note on stderr\n"
             "  --shard I/N         run only shard I of N (0 <= I < N) of the trace's slice\n"
@@ -306,7 +307,7 @@ static int split_run(gx_tsim *sim, const gx_profile *p, const sim_args *a)
         gx_cli_error("%s", msg.text);
         return gx_exit_code(rc);
     }
-    if (gx_tsim_par_threads(sim) < a->threads)
+    if (a->threads > 1 && gx_tsim_par_threads(sim) < a->threads - 1)
         fprintf(stderr, "gpuxray sim: note: --threads %u: %u worker thread%s (one per slice "
                         "group of this shard at most)\n",
                 a->threads, gx_tsim_par_threads(sim), gx_tsim_par_threads(sim) == 1 ? "" : "s");
