@@ -47,8 +47,9 @@ const char *gx_tsim_par_blocker(const gx_profile *p, const gx_tsim_cfg *c);
 int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_t shard,
                       uint32_t shards, gx_msg *msg);
 /* Finish the split run (after the last gx_tsim_run): the workers stop and
- * their statistics join s's; no-op for a run that is not split. */
-void gx_tsim_par_finish(gx_tsim *s);
+ * their statistics join s's; no-op for a run that is not split. GX_ENOMEM
+ * when memory ran out during the run (its statistics are then wrong). */
+int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg);
 /* Worker threads of the split run (0: not split). */
 uint32_t gx_tsim_par_threads(const gx_tsim *s);
 

@@ -391,7 +391,8 @@ int gx_cmd_sim(int argc, char **argv)
     rc = run_stream(sim, a.trace, p->device.sm_count, &n, &t_read, a.shards ? &digest : NULL,
                     &msg);
     gx_tsim_flush(sim);
-    gx_tsim_par_finish(sim);
+    if (!rc)
+        rc = gx_tsim_par_finish(sim, &msg);
     double t1 = gx_monotonic_seconds();
     if (rc) {
         /* a malformed record mid-stream: nothing printed as if complete */

@@ -99,6 +99,7 @@ typedef struct gx_tsim_ext {
     double *span_lat;           /* owned */
     size_t nspans, cap_spans;
     uint32_t shard, shards, threads;
+    int oom; /* out of memory during the split run: its statistics are wrong */
 } gx_tsim_ext;
 
 struct gx_tsim {

@@ -232,8 +232,10 @@ static void push_span(gx_tsim *s, uint64_t index, double lat)
         double *pl = pi ? realloc(x->span_lat, cap * sizeof *pl) : NULL;
         if (pl)
             x->span_lat = pl;
-        if (!pi || !pl)
-            abort(); /* out of memory mid-run: no statistics can be right */
+        if (!pi || !pl) { /* out of memory: the run's statistics cannot be right */
+            x->oom = 1;
+            return;
+        }
         x->cap_spans = cap;
     }
     x->span_index[x->nspans] = index;
@@ -539,8 +541,10 @@ static void join_stats(gx_tsim *s)
     gx_tsim_ext *x = s->ext;
     x->slices = s->slices;
     x->slice_accesses = calloc(s->slices ? s->slices : 1, sizeof *x->slice_accesses);
-    if (!x->slice_accesses)
-        abort(); /* out of memory at the end of a run: nothing right to print */
+    if (!x->slice_accesses) {
+        x->oom = 1;
+        return;
+    }
     for (uint32_t k = 0; k < e->nw; k++) {
         par_worker *w = &e->w[k];
         for (uint32_t i = 0; i < GX_TSIM_LAT_BINS; i++)
@@ -567,11 +571,11 @@ static void join_stats(gx_tsim *s)
     }
 }
 
-void gx_tsim_par_finish(gx_tsim *s)
+int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg)
 {
     struct gx_tsim_par *e = s->par;
     if (!e)
-        return;
+        return GX_OK;
     par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
     if (b->n || b->nspan || !e->threaded)
         (void)next_batch(s);
@@ -584,6 +588,7 @@ void gx_tsim_par_finish(gx_tsim *s)
     join_stats(s);
     gx_tsim_par_free(e);
     s->par = NULL;
+    return s->ext->oom ? gx_fail(msg, GX_ENOMEM, "sim: out of memory") : GX_OK;
 }
 
 void gx_tsim_par_free(gx_tsim_par *e)
