@@ -97,7 +97,7 @@ static int load_part(const char *text, const char *name, part *p, gx_msg *msg)
         !json_is_integer(ver) || json_integer_value(ver) != 1)
         return bad(msg, name, "not partial statistics of `gpuxray sim --shard` (format "
                    "gpuxray-sim-partial, version 1)", NULL);
-    uint64_t sh, n;
+    uint64_t sh = 0, n = 0;
     int rc = get_u64(p->root, "shard", name, msg, &sh);
     if (rc == GX_OK)
         rc = get_u64(p->root, "shards", name, msg, &n);
@@ -156,7 +156,7 @@ static int check_cover(const part *p, uint32_t n, gx_msg *msg)
 static int get_u32(json_t *o, const char *key, const char *name, uint32_t lo, uint32_t hi,
                    gx_msg *msg, uint32_t *out)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = get_u64(o, key, name, msg, &v);
     if (rc == GX_OK && (v < lo || v > hi))
         rc = gx_fail(msg, GX_EINVAL, "%s: %s: %" PRIu64 " out of range %u..%u", name, key, v,
@@ -236,7 +236,7 @@ static int add_counts(gx_tsim *s, const part *p, gx_msg *msg)
                        &s->other_count[0], &s->other_count[1], &s->other_count[2],
                        &s->other_count[3]};
     for (size_t k = 0; k < sizeof count_keys / sizeof *count_keys; k++) {
-        uint64_t v;
+        uint64_t v = 0;
         int rc = get_u64(c, count_keys[k], p->name, msg, &v);
         if (rc != GX_OK)
             return rc;
@@ -309,7 +309,7 @@ static int add_splits(split_list *L, json_t *arr, const char *name, gx_msg *msg)
     for (size_t k = 0; k < json_array_size(arr); k++) {
         json_t *e = json_array_get(arr, k);
         json_t *i = json_array_get(e, 0);
-        double lat;
+        double lat = 0;
         if (json_array_size(e) != 2 || !json_is_integer(i) || json_integer_value(i) < 0 ||
             json_is_null(json_array_get(e, 1)) || get_hexf(json_array_get(e, 1), 0, &lat))
             return bad(msg, name, "not [index, hex latency] pairs", "latency.split");
@@ -334,7 +334,7 @@ static int add_latency(gx_tsim *s, const part *p, split_list *L, gx_msg *msg)
     if (!tl)
         return GX_EINVAL;
     gx_cyc_sum t = {0, (int64_t)json_integer_value(th)};
-    double lo, hi;
+    double lo = 0, hi = 0;
     if (parse_hex_u64(json_string_value(tl), &t.lo))
         return bad(msg, p->name, "not a hex number", "latency.total_lo");
     if (get_hexf(json_object_get(l, "min"), INFINITY, &lo) ||

@@ -508,7 +508,7 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
         return gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     for (uint32_t i = 0; i < s->slices; i++) {
         uint32_t g = group_of(e, i);
-        e->owner[i] = g % shards == shard ? (uint8_t)(g / shards % e->nw) : NOT_MINE;
+        e->owner[i] = (uint8_t)(g % shards == shard ? g / shards % e->nw : NOT_MINE);
     }
     return start_workers(s, p, msg); /* on failure gx_tsim_free stops what started */
 }
