@@ -2,7 +2,7 @@
  * The input is split at NUL bytes into words; the first byte picks the
  * command (discover, compare, validate, sim, trace gen, trace convert, report,
  * export, advise, advise persist,
- * holdout, gen-profile, help), the words follow it. gx_cli_parse_only makes
+ * holdout, gen-profile, help, merge), the words follow it. gx_cli_parse_only makes
  * every command return right after parsing, so nothing is opened, run or
  * written: what is fuzzed is option matching, values, numbers, ranges and
  * the error paths. Run with -close_fd_mask=3 (scripts/fuzz.sh): the
@@ -22,7 +22,7 @@ static const char *const cmds[][2] = {
     {"sim", NULL},      {"trace", "gen"},       {"trace", "convert"},
     {"holdout", NULL},  {"gen-profile", NULL},  {"help", NULL},
     {"report", NULL},   {"export", NULL},       {"advise", NULL},
-    {"advise", "persist"},
+    {"advise", "persist"}, {"merge", NULL},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuxray/cycsum.h"
 #include "gpuxray/cache.h"
 #include "gpuxray/dram.h"
 #include "gpuxray/error.h"
@@ -75,7 +76,8 @@ void gx_l2_prefetch_loc(const gx_l2 *l2, const gx_l2_loc *loc, uint32_t sm);
  * largest, and hist[min(round(latency), bins - 1)] (latencies rounded to
  * whole cycles, half up, negatives to 0). */
 typedef struct gx_l2_tally {
-    double total, lo, hi;
+    gx_cyc_sum total; /* exact, order-independent (cycsum.h) */
+    double lo, hi;
     uint64_t *hist;
     uint32_t bins;   /* >= 1 */
     uint64_t sectors; /* L2 accesses made */
@@ -84,7 +86,7 @@ typedef struct gx_l2_tally {
 /* One latency into t (the rule above; the batch run uses the same). */
 static inline void gx_l2_tally_add(gx_l2_tally *t, double lat)
 {
-    t->total += lat;
+    gx_cyc_add(&t->total, lat);
     t->lo = lat < t->lo ? lat : t->lo;
     t->hi = lat > t->hi ? lat : t->hi;
     int64_t b = (int64_t)(lat + 0.5); /* latencies are far below 2^63 */

@@ -16,10 +16,13 @@
  *   tlb.walker.fixed_read_cycles set, (a) touches nothing of (b)).
  * - (b) is the physical access of each sector. The L2's state of one slice
  *   is independent of every other slice's (uniform topology; near-far
- *   couples the partitions a line moves between), so (b) may be sharded by
- *   home slice (gx_l2_locate) when the per-access order within a slice is
- *   kept. Noise (sim.noise) draws from one stream: sharding with noise on
- *   changes the draws.
+ *   couples the slices of one index in every partition, which a line moves
+ *   between), so (b) may be sharded by home slice (gx_l2_locate) when the
+ *   per-access order within a slice is kept. Except: noise (sim.noise) and
+ *   a randomized replacement policy (plru-rand) draw from ONE random stream
+ *   for the whole L2, and l2.latency_cycles.far_stream_extra depends on the
+ *   SM's previous access in any slice: sharding any of them changes the
+ *   results (gpuxray/tsimpar.h refuses to).
  * - vmem's placement assigns frames in first-touch order: a sharded client
  *   translates in trace order (or pre-places) to keep the same frames. */
 #ifndef GPUXRAY_MEMSYS_H

@@ -14,7 +14,11 @@
  *   statistics are rendered in memory first: JSON that does not parse back
  *   (a non-finite number) is refused, and a trace whose pages outnumber the
  *   physical frames (pages would share frames) is refused, exit 2, with
- *   nothing written. Latencies past the histogram's range are reported. */
+ *   nothing written. Latencies past the histogram's range are reported.
+ * - --threads N and --shard I/N (gpuxray/tsimpar.h): split_run() sets the
+ *   split up, write_partial() writes a shard's partial statistics for
+ *   `gpuxray merge` (cmd_merge.c), which prints through gx_cli_sim_output
+ *   exactly what this command prints. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +27,7 @@
 #include "gpuxray/parse.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/trace.h"
+#include "gpuxray/tsimpar.h"
 
 /* Records per reader call: 8192 x 40 B = 320 KiB, within the host's L2
  * next to the model's hot state (measured in docs/performance.md). */
@@ -52,7 +57,20 @@ static void usage(FILE *f)
             "  --top K             busiest / idlest slices listed in text output (0..64,\n"
             "                      default 4)\n"
             "  -o FILE             the statistics to FILE instead of stdout ('-' = stdout)\n"
-            "  --quiet             no throughput line on stderr\n");
+            "  --quiet             no throughput line on stderr\n"
+            "  --threads N         N threads in all (1..%d, default 1): the one that reads\n"
+            "                      the trace and places frames, N-1 that run the L2's slice\n"
+            "                      groups; statistics identical to one thread's. A run the\n"
+            "                      model cannot split (noise, a randomized policy,\n"
+            "                      translation, far_stream_extra) runs one thread, with a\n"
+            "                      note on stderr\n"
+            "  --shard I/N         run only shard I of N (0 <= I < N) of the trace's slice\n"
+            "                      groups and write PARTIAL statistics (JSON) for\n"
+            "                      `gpuxray merge`, which prints what one run prints; each\n"
+            "                      shard still reads the whole trace (docs/cli.md has a GNU\n"
+            "                      parallel and a Slurm example). A run the model cannot\n"
+            "                      split is refused for N > 1 (exit 2)\n",
+            GX_TSIM_MAX_THREADS);
 }
 
 typedef struct sim_args {
@@ -62,7 +80,10 @@ typedef struct sim_args {
     int have_seed, have_frames_seed;
     uint64_t seed, frames_seed, phys_bytes;
     const char *out; /* -o: the statistics go there instead of stdout */
+    uint32_t threads, shard, shards; /* --threads, --shard I/N (0/0: not given) */
 } sim_args;
+
+static int parse_shard(const char *v, sim_args *a); /* below */
 
 /* Bounds of --top: the text report lists at most this many slices each way. */
 #define SIM_MAX_TOP 64
@@ -97,6 +118,11 @@ static int parse_args(int argc, char **argv, sim_args *a)
         } else if ((r = gx_cli_value(argc, argv, &i, "--phys-bytes", &v)) != 0) {
             bad = r < 0 || gx_cli_u64("--phys-bytes", v, 1, UINT64_MAX, GX_NUM_SIZE,
                                       &a->phys_bytes);
+        } else if ((r = gx_cli_value(argc, argv, &i, "--threads", &v)) != 0) {
+            bad = r < 0 ||
+                  gx_cli_u32("--threads", v, 1, GX_TSIM_MAX_THREADS, GX_NUM_PLAIN, &a->threads);
+        } else if ((r = gx_cli_value(argc, argv, &i, "--shard", &v)) != 0) {
+            bad = r < 0 || parse_shard(v, a);
         } else if ((r = gx_cli_value(argc, argv, &i, "--top", &v)) != 0) {
             uint32_t k = 0;
             bad = r < 0 || gx_cli_u32("--top", v, 0, SIM_MAX_TOP, GX_NUM_PLAIN, &k);
@@ -140,7 +166,7 @@ static int run_stream_cols(gx_tsim *sim, gx_trace_reader *rd, uint64_t *n, doubl
 /* The trace streamed through the model in batches: memory stays the
  * reader's buffer plus one batch whatever the trace's length. */
 static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_t *n,
-                      double *t_read, gx_msg *msg)
+                      double *t_read, uint64_t *digest, gx_msg *msg)
 {
     gx_trace_reader *rd = NULL;
     int rc = gx_trace_reader_open(path, sm_limit, &rd, msg);
@@ -163,6 +189,8 @@ static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_
         *t_read += gx_monotonic_seconds() - t;
         if (rc || !k)
             break;
+        if (digest) /* a shard: the trace's identity for the merge */
+            gx_tsim_digest(digest, buf, k);
         gx_tsim_run(sim, buf, k);
         *n += k;
     }
@@ -172,17 +200,16 @@ static int run_stream(gx_tsim *sim, const char *path, uint32_t sm_limit, uint64_
 }
 
 /* Pages sharing frames make every hit rate wrong: refuse such a run. */
-static int check_frames(const gx_tsim *sim, const gx_profile *p)
+static int check_frames(const char *cmd, const gx_tsim *sim, uint64_t pb)
 {
     uint64_t pages, frames;
     gx_tsim_page_usage(sim, &pages, &frames);
     if (pages <= frames)
         return GX_EXIT_OK;
-    uint64_t pb = p->memory.page_bytes;
-    gx_cli_error("sim: the trace touches %llu pages of %llu bytes but the physical memory "
+    gx_cli_error("%s: the trace touches %llu pages of %llu bytes but the physical memory "
                  "(--phys-bytes) holds only %llu frames: pages would share frames and the "
                  "statistics would be wrong; give --phys-bytes %llu or more",
-                 (unsigned long long)pages, (unsigned long long)pb,
+                 cmd, (unsigned long long)pages, (unsigned long long)pb,
                  (unsigned long long)frames,
                  pages > UINT64_MAX / pb ? (unsigned long long)UINT64_MAX
                                          : (unsigned long long)(pages * pb));
@@ -191,7 +218,7 @@ static int check_frames(const gx_tsim *sim, const gx_profile *p)
 
 /* Latencies past the histogram's last bin make percentiles lower bounds:
  * say so (stderr; and in the text report). */
-static void note_histogram(const gx_tsim *sim, FILE *text)
+static void note_histogram(const char *cmd, const gx_tsim *sim, FILE *text)
 {
     gx_tsim_stats st;
     gx_tsim_get_stats(sim, &st);
@@ -205,15 +232,119 @@ static void note_histogram(const gx_tsim *sim, FILE *text)
              (unsigned long long)over, (unsigned long long)st.accesses,
              st.accesses ? 100.0 * (double)over / (double)st.accesses : 0.0,
              GX_TSIM_LAT_BINS - 1, GX_TSIM_LAT_BINS - 1, st.max_cycles);
-    fprintf(stderr, "gpuxray sim: warning: %s\n", line);
+    fprintf(stderr, "gpuxray %s: warning: %s\n", cmd, line);
     if (text)
         fprintf(text, "note     %s\n", line);
 }
 
 /* Render the statistics in memory, check them, then write them (stdout or
  * -o FILE) through gx_out: a failed check writes nothing. */
-static int write_stats(const gx_tsim *sim, const sim_args *a)
+static int write_stats(const char *cmd, const gx_tsim *sim, int json, int top,
+                       const char *out)
 {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        gx_cli_error("%s: out of memory", cmd);
+        return GX_EXIT_FAIL;
+    }
+    int rc = json ? gx_tsim_write_json(sim, mem) : gx_tsim_write_text(sim, mem, top);
+    note_histogram(cmd, sim, json ? NULL : mem);
+    int ex = GX_EXIT_OK;
+    if (fclose(mem) != 0 || rc != 0 || !buf) {
+        gx_cli_error("%s: out of memory formatting the statistics", cmd);
+        ex = GX_EXIT_FAIL;
+    }
+    if (!ex)
+        ex = gx_cli_emit(cmd, out ? out : "-", buf, len, json);
+    free(buf);
+    return ex;
+}
+
+int gx_cli_sim_output(const char *cmd, const gx_tsim *sim, uint64_t page_bytes, int json,
+                      int top, const char *out)
+{
+    int ex = check_frames(cmd, sim, page_bytes);
+    return ex ? ex : write_stats(cmd, sim, json, top, out);
+}
+
+/* ---- --threads and --shard (gpuxray/tsimpar.h) ---- */
+
+static int parse_shard(const char *v, sim_args *a)
+{
+    const char *slash = strchr(v, '/');
+    char first[32];
+    if (!slash || (size_t)(slash - v) >= sizeof first) {
+        gx_cli_error("sim: --shard '%s': I/N expected (shard I of N, 0 <= I < N)", v);
+        return GX_EXIT_USAGE;
+    }
+    memcpy(first, v, (size_t)(slash - v));
+    first[slash - v] = 0;
+    if (gx_cli_u32("--shard (N)", slash + 1, 1, GX_TSIM_MAX_SHARDS, GX_NUM_PLAIN, &a->shards) ||
+        gx_cli_u32("--shard (I)", first, 0, a->shards - 1, GX_NUM_PLAIN, &a->shard))
+        return GX_EXIT_USAGE;
+    return GX_EXIT_OK;
+}
+
+/* FNV-1a of the profile's bytes: the merge's check that every shard ran the
+ * same profile. */
+#define PROFILE_DIGEST_INIT 0xcbf29ce484222325ULL
+#define PROFILE_DIGEST_MUL 0x100000001b3ULL
+
+static uint64_t profile_digest(const char *path)
+{
+    uint64_t h = PROFILE_DIGEST_INIT;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    int c;
+    while ((c = getc(f)) != EOF)
+        h = (h ^ (uint64_t)(unsigned char)c) * PROFILE_DIGEST_MUL;
+    fclose(f);
+    return h;
+}
+
+/* Split the run as asked, or say why it cannot be: a shard of N > 1 is
+ * refused (exit 2), threads fall back to one with a note. */
+static int split_run(gx_tsim *sim, const gx_profile *p, const sim_args *a)
+{
+    uint32_t shards = a->shards ? a->shards : 1;
+    if (a->threads <= 1 && shards <= 1)
+        return GX_EXIT_OK;
+    gx_tsim_cfg cfg;
+    gx_tsim_defaults(p, &cfg);
+    cfg.noise = a->noise; /* what the blocker looks at */
+    const char *why = gx_tsim_par_blocker(p, &cfg);
+    if (why && shards > 1) {
+        gx_cli_error("sim: --shard %u/%u: this run cannot be split into shards: %s; run it "
+                     "whole (--shard 0/1, or without --shard)",
+                     a->shard, shards, why);
+        return GX_EXIT_USAGE;
+    }
+    if (why) {
+        fprintf(stderr, "gpuxray sim: note: --threads %u runs on one thread: %s\n", a->threads,
+                why);
+        return GX_EXIT_OK;
+    }
+    gx_msg msg;
+    gx_msg_clear(&msg);
+    int rc = gx_tsim_par_start(sim, p, a->threads, a->shard, shards, &msg);
+    if (rc) {
+        gx_cli_error("%s", msg.text);
+        return gx_exit_code(rc);
+    }
+    if (a->threads > 1 && gx_tsim_par_threads(sim) < a->threads - 1)
+        fprintf(stderr, "gpuxray sim: note: --threads %u: %u worker thread%s (one per slice "
+                        "group of this shard at most)\n",
+                a->threads, gx_tsim_par_threads(sim), gx_tsim_par_threads(sim) == 1 ? "" : "s");
+    return GX_EXIT_OK;
+}
+
+/* A shard's partial statistics (always JSON) to -o or stdout. */
+static int write_partial(const gx_tsim *sim, const sim_args *a, uint64_t digest, uint64_t n)
+{
+    gx_tsim_ident id = {profile_digest(a->profile), digest, n, a->shard, a->shards};
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
@@ -221,15 +352,16 @@ static int write_stats(const gx_tsim *sim, const sim_args *a)
         gx_cli_error("sim: out of memory");
         return GX_EXIT_FAIL;
     }
-    int rc = a->json ? gx_tsim_write_json(sim, mem) : gx_tsim_write_text(sim, mem, a->top);
-    note_histogram(sim, a->json ? NULL : mem);
+    gx_msg msg;
+    gx_msg_clear(&msg);
+    int rc = gx_tsim_write_partial(sim, &id, mem, &msg);
     int ex = GX_EXIT_OK;
     if (fclose(mem) != 0 || rc != 0 || !buf) {
-        gx_cli_error("sim: out of memory formatting the statistics");
+        gx_cli_error("sim: %s", rc ? msg.text : "out of memory formatting the statistics");
         ex = GX_EXIT_FAIL;
     }
     if (!ex)
-        ex = gx_cli_emit("sim", a->out ? a->out : "-", buf, len, a->json);
+        ex = gx_cli_emit("sim", a->out ? a->out : "-", buf, len, 1);
     free(buf);
     return ex;
 }
@@ -244,6 +376,7 @@ int gx_cmd_sim(int argc, char **argv)
     sim_args a;
     memset(&a, 0, sizeof a);
     a.top = 4;
+    a.threads = 1;
     int ex = parse_args(argc, argv, &a);
     if (ex || gx_cli_parse_only)
         return ex;
@@ -274,19 +407,27 @@ int gx_cmd_sim(int argc, char **argv)
         gx_profile_free(p);
         return GX_EXIT_USAGE;
     }
+    ex = split_run(sim, p, &a);
+    if (ex) {
+        gx_tsim_free(sim);
+        gx_profile_free(p);
+        return ex;
+    }
     double t0 = gx_monotonic_seconds(), t_read = 0;
-    uint64_t n = 0;
-    rc = run_stream(sim, a.trace, p->device.sm_count, &n, &t_read, &msg);
+    uint64_t n = 0, digest = 0;
+    rc = run_stream(sim, a.trace, p->device.sm_count, &n, &t_read, a.shards ? &digest : NULL,
+                    &msg);
     gx_tsim_flush(sim);
+    if (!rc)
+        rc = gx_tsim_par_finish(sim, &msg);
     double t1 = gx_monotonic_seconds();
     if (rc) {
         /* a malformed record mid-stream: nothing printed as if complete */
         gx_cli_error("sim: %s", msg.text);
         ex = rc == GX_ENOMEM ? GX_EXIT_FAIL : GX_EXIT_USAGE;
     } else {
-        ex = check_frames(sim, p);
-        if (!ex)
-            ex = write_stats(sim, &a);
+        ex = a.shards ? write_partial(sim, &a, digest, n)
+                      : gx_cli_sim_output("sim", sim, p->memory.page_bytes, a.json, a.top, a.out);
         if (!a.quiet)
             fprintf(stderr,
                     "gpuxray sim: %llu records in %.3f s (reading %.3f s) = %.1f M accesses/s\n",

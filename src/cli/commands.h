@@ -71,5 +71,13 @@ int gx_cmd_report(int argc, char **argv);    /* src/cli/cmd_report.c */
 int gx_cmd_advise_smem(int argc, char **argv); /* src/cli/cmd_advise_smem.c: advise --smem-tile */
 int gx_cmd_export(int argc, char **argv);    /* src/cli/cmd_export.c */
 int gx_cmd_advise(int argc, char **argv);    /* src/cli/cmd_advise.c */
+int gx_cmd_merge(int argc, char **argv);     /* src/cli/cmd_merge.c */
+
+/* cmd_sim.c: a run's statistics as `gpuxray sim` prints them (text, or JSON
+ * with json; top: slices listed each way; out: -o or NULL = stdout), after
+ * refusing pages that shared frames; cmd names the command in messages. */
+struct gx_tsim;
+int gx_cli_sim_output(const char *cmd, const struct gx_tsim *sim, uint64_t page_bytes, int json,
+                      int top, const char *out);
 
 #endif

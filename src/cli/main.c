@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  gpuxray compare TRUTH.json FOUND.json [--json]\n"
             "  gpuxray validate PROFILE.json ...\n"
             "  gpuxray sim --profile P.json --trace FILE|- [--json] [-o OUT|-] [options]\n"
+            "              [--threads N] [--shard I/N]\n"
+            "  gpuxray merge PART.json ... [--json] [-o OUT|-]   add up the shards of a sim\n"
             "  gpuxray trace gen stream|stride|random|tile [options] -o FILE|-\n"
             "  gpuxray trace convert IN [--text|--binary] -o FILE|-\n"
             "  gpuxray gen-profile --seed N [--mode M] [-o F] a random valid hidden profile\n"
@@ -97,6 +99,7 @@ static const cmd_entry cmds[] = {
     {"gen-profile", gx_cmd_genprofile},
     {"report", gx_cmd_report},     {"export", gx_cmd_export},
     {"advise", gx_cmd_advise}, /* --smem-tile goes on to cmd_advise_smem.c */
+    {"merge", gx_cmd_merge},
 };
 
 static const cmd_entry *find_cmd(const char *name)

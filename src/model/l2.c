@@ -726,7 +726,8 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const ui
     const float *const skew = l2->skew;
     gx_cache *const c = l2->cache;
     uint64_t *const hist = t->hist, *const sacc = l2->slice_acc;
-    double total = t->total, lo = t->lo, hi = t->hi;
+    gx_cyc_sum total = t->total;
+    double lo = t->lo, hi = t->hi;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
     uint32_t rs = 0;            /* its home slice */
     uint32_t rsm = UINT32_MAX;  /* the SM whose repeat latency rl / bin rbin hold */
@@ -771,7 +772,7 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const ui
             if (skew)
                 lat += (double)skew[(size_t)m * slices + s];
             const uint64_t bin = tally_bin(lat, top);
-            total += lat;
+            gx_cyc_add(&total, lat);
             lo = lat < lo ? lat : lo;
             hi = lat > hi ? lat : hi;
             hist[bin]++;
@@ -799,8 +800,14 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const ui
             lo = lat < lo ? lat : lo;
             hi = lat > hi ? lat : hi;
         }
-        for (uint64_t j = 0; j < nrep; j++) /* one after another: the same sum */
-            total += rl;
+        if (__builtin_expect(fabs(rl) < GX_CYC_FAST_LIMIT, 1)) {
+            const int64_t f = gx_cyc_fixed(rl); /* each repeat adds exactly this */
+            for (uint64_t j = 0; j < nrep; j++)
+                gx_cyc_add_fixed(&total, f);
+        } else {
+            for (uint64_t j = 0; j < nrep; j++)
+                gx_cyc_add(&total, rl);
+        }
         rcnt += nrep;
     }
     hist[rbin] += rcnt;

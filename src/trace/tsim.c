@@ -40,7 +40,8 @@
  *   gains: memsys.c (gx_memsys_run_off) and docs/performance.md.
  * - Latencies are rounded to whole cycles for the histogram (1-cycle bins
  *   below GX_TSIM_LAT_BINS - 1; the last bin holds everything above);
- *   the mean and the total use the exact values. */
+ *   the mean and the total use the exact values (the total as an exact
+ *   fixed-point sum: tsim_internal.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,36 +50,11 @@
 #include "gpuxray/memsys.h"
 #include "gpuxray/smem.h"
 #include "gpuxray/trace.h"
+#include "tsim_internal.h"
 
 #define PREFETCH_DISTANCE 8 /* accesses ahead (gx_memsys_locate_ahead) */
 #define TSIM_COLS 4096      /* accesses gathered per gx_memsys_run_off call (48 KiB) */
 
-struct gx_tsim {
-    gx_memsys *ms;
-    gx_tsim_cfg cfg;
-    int prefetch;
-    char name[128];
-    gx_topology topo;
-    uint32_t partitions, slices, sm_count, sector_bytes;
-    uint64_t page_bytes;
-    /* stats */
-    uint64_t accesses, op_count[3], bytes, l2_accesses;
-    uint64_t other_count[GX_TRACE_OPS - 3]; /* SR, SW, MAP, INV: counted */
-    gx_smem *smem;        /* shared memory (SR / SW records); NULL: not modelled */
-    char smem_note[256];  /* why not */
-    double total_cycles, min_cycles, max_cycles;
-    uint64_t *hist;
-    /* translation on: the warp instruction being gathered */
-    int xlate;
-    double window;
-    gx_memsys_req grp[GX_MEMSYS_MAX_GROUP];
-    gx_memsys_res grp_res[GX_MEMSYS_MAX_GROUP];
-    uint32_t grp_n, grp_warp;
-    uint64_t grp_cycle;
-    /* translation off: single-sector accesses gathered for gx_memsys_run_off */
-    uint64_t *col_va;
-    uint32_t *col_sm;
-};
 
 static void smem_open(gx_tsim *s, const gx_profile *p); /* shared memory, below */
 
@@ -139,6 +115,8 @@ void gx_tsim_free(gx_tsim *s)
 {
     if (!s)
         return;
+    gx_tsim_par_free(s->par);
+    gx_tsim_ext_free(s->ext);
     gx_memsys_free(s->ms); /* owns s->smem */
     free(s->hist);
     free(s->col_va);
@@ -203,7 +181,8 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
 {
     const uint32_t smc = s->sm_count;
     gx_memsys *ms = s->ms;
-    double total = s->total_cycles, lo = s->min_cycles, hi = s->max_cycles;
+    gx_cyc_sum total = s->total;
+    double lo = s->min_cycles, hi = s->max_cycles;
     uint64_t l2n = 0, bytes = 0;
     uint64_t ops[4] = {0, 0, 0, 0};
     uint64_t *hist = s->hist;
@@ -227,7 +206,7 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
             have[slot] = (uint8_t)look_ahead(s, rec, i, n, &ring[slot]);
         bytes += r->size;
         ops[r->op & 3]++;
-        total += lat;
+        gx_cyc_add(&total, lat);
         lo = lat < lo ? lat : lo;
         hi = lat > hi ? lat : hi;
         int64_t b = (int64_t)(lat + 0.5); /* latencies are far below 2^63 */
@@ -240,7 +219,7 @@ static inline __attribute__((always_inline)) void run_loop(gx_tsim *s, const gx_
     s->accesses += n - others;
     s->l2_accesses += l2n;
     s->bytes += bytes;
-    s->total_cycles = total;
+    s->total = total;
     s->min_cycles = lo;
     s->max_cycles = hi;
 }
@@ -258,7 +237,7 @@ static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
     const uint32_t smc = s->sm_count;
     const uint64_t smask = (uint64_t)s->sector_bytes - 1;
     gx_memsys *ms = s->ms;
-    gx_l2_tally t = {s->total_cycles, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    gx_l2_tally t = {s->total, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
     uint64_t ops[4] = {0, 0, 0, 0}, bytes = 0, others = 0;
     uint64_t *va = s->col_va;
     uint32_t *sm = s->col_sm;
@@ -297,7 +276,7 @@ static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
     s->accesses += n - others;
     s->l2_accesses += t.sectors;
     s->bytes += bytes;
-    s->total_cycles = t.total;
+    s->total = t.total;
     s->min_cycles = t.lo;
     s->max_cycles = t.hi;
 }
@@ -309,7 +288,8 @@ static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
  * run_batched handles it. Op counts and bytes are the decoder's. */
 int gx_tsim_takes_cols(const gx_tsim *s)
 {
-    return !s->xlate && s->prefetch;
+    /* a split run (threads, a shard) takes records: tsim_par.c */
+    return !s->xlate && s->prefetch && !s->par;
 }
 
 uint32_t gx_tsim_merge_bytes(const gx_tsim *s)
@@ -322,7 +302,7 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
     const uint32_t smc = s->sm_count;
     const uint64_t smask = (uint64_t)s->sector_bytes - 1, sec = smask + 1;
     gx_memsys *ms = s->ms;
-    gx_l2_tally t = {s->total_cycles, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    gx_l2_tally t = {s->total, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
     const uint64_t *addr = c->addr;
     const uint32_t *sm = c->sm;
     const uint16_t *size = c->size;
@@ -353,7 +333,7 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
     s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
     s->l2_accesses += t.sectors;
     s->bytes += c->bytes;
-    s->total_cycles = t.total;
+    s->total = t.total;
     s->min_cycles = t.lo;
     s->max_cycles = t.hi;
 }
@@ -363,7 +343,7 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
 /* One access's latency into the statistics. */
 static void account(gx_tsim *s, double lat)
 {
-    s->total_cycles += lat;
+    gx_cyc_add(&s->total, lat);
     s->min_cycles = lat < s->min_cycles ? lat : s->min_cycles;
     s->max_cycles = lat > s->max_cycles ? lat : s->max_cycles;
     int64_t b = (int64_t)(lat + 0.5);
@@ -377,7 +357,7 @@ void gx_tsim_flush(gx_tsim *s)
         return;
     /* issue cycle: the trace's, or (not given) when the previous access is
      * done: accesses one after another, as the totals assume */
-    double t = s->grp_cycle ? (double)s->grp_cycle : s->total_cycles;
+    double t = s->grp_cycle ? (double)s->grp_cycle : gx_cyc_value(&s->total);
     gx_memsys_access_group(s->ms, s->grp, s->grp_n, t, s->grp_res);
     for (uint32_t i = 0; i < s->grp_n; i++) {
         const gx_memsys_req *q = &s->grp[i];
@@ -434,7 +414,9 @@ static void run_translated(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
 
 void gx_tsim_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
 {
-    if (s->xlate)
+    if (s->par) /* threads or a shard: tsim_par.c */
+        gx_tsim_par_run(s, rec, n);
+    else if (s->xlate)
         run_translated(s, rec, n);
     else if (s->prefetch)
         run_batched(s, rec, n);
@@ -446,7 +428,11 @@ void gx_tsim_get_stats(const gx_tsim *s, gx_tsim_stats *st)
 {
     memset(st, 0, sizeof *st);
     gx_l2_stats ls;
-    gx_l2_get_stats(gx_memsys_l2(s->ms), &ls);
+    if (s->ext) /* gathered from threads or merged partials */
+        ls = (gx_l2_stats){{s->ext->level[0], s->ext->level[1]}, s->ext->dram_accesses,
+                           s->ext->slices, s->ext->slice_accesses};
+    else
+        gx_l2_get_stats(gx_memsys_l2(s->ms), &ls);
     st->accesses = s->accesses;
     st->reads = s->op_count[GX_TRACE_READ];
     st->writes = s->op_count[GX_TRACE_WRITE];
@@ -467,7 +453,7 @@ void gx_tsim_get_stats(const gx_tsim *s, gx_tsim_stats *st)
     st->slices = ls.slices;
     st->slice_accesses = ls.slice_accesses;
     st->lat_hist = s->hist;
-    st->total_cycles = s->total_cycles;
+    st->total_cycles = gx_cyc_value(&s->total);
     st->min_cycles = s->accesses ? s->min_cycles : NAN;
     st->max_cycles = s->accesses ? s->max_cycles : NAN;
 }
@@ -579,6 +565,38 @@ static double num_or_zero(double x)
     return isfinite(x) ? x : 0;
 }
 
+/* ---- the parts a merge of partials carries as rendered text (ms NULL) ---- */
+static int smem_on(const gx_tsim *s)
+{
+    return s->ms ? s->smem != NULL : s->ext && s->ext->smem_on;
+}
+
+static void put_block(FILE *f, const char *text)
+{
+    if (text)
+        fputs(text, f);
+}
+
+static void write_translation(const gx_tsim *s, FILE *f, int json)
+{
+    if (!s->ms)
+        put_block(f, s->ext ? (json ? s->ext->xlate_json : s->ext->xlate_text) : NULL);
+    else if (json)
+        gx_memsys_write_translation_json(s->ms, f);
+    else
+        gx_memsys_write_translation_text(s->ms, f);
+}
+
+static void write_smem(const gx_tsim *s, FILE *f, int json)
+{
+    if (!s->ms)
+        put_block(f, s->ext ? (json ? s->ext->smem_json : s->ext->smem_text) : NULL);
+    else if (json)
+        gx_smem_write_json(s->smem, f);
+    else
+        gx_smem_write_text(s->smem, f);
+}
+
 int gx_tsim_write_json(const gx_tsim *s, FILE *f)
 {
     gx_tsim_stats st;
@@ -601,19 +619,19 @@ int gx_tsim_write_json(const gx_tsim *s, FILE *f)
             (unsigned long long)st.accesses, (unsigned long long)st.reads,
             (unsigned long long)st.writes, (unsigned long long)st.atomics,
             (unsigned long long)st.bytes, (unsigned long long)st.l2_accesses);
-    uint64_t sr = s->smem ? 0 : st.shared_reads, sw = s->smem ? 0 : st.shared_writes;
+    uint64_t sr = smem_on(s) ? 0 : st.shared_reads, sw = smem_on(s) ? 0 : st.shared_writes;
     if (sr || sw || st.maps || st.invalidations)
         fprintf(f,
                 "  \"ignored\": {\"shared_reads\": %llu, \"shared_writes\": %llu, \"maps\": %llu, "
                 "\"invalidations\": %llu},\n",
                 (unsigned long long)sr, (unsigned long long)sw,
                 (unsigned long long)st.maps, (unsigned long long)st.invalidations);
-    if (s->smem && (st.shared_reads || st.shared_writes)) {
+    if (smem_on(s) && (st.shared_reads || st.shared_writes)) {
         fprintf(f, "  \"smem\": ");
-        gx_smem_write_json(s->smem, f);
+        write_smem(s, f, 1);
         fprintf(f, ",\n");
     }
-    gx_memsys_write_translation_json(s->ms, f);
+    write_translation(s, f, 1);
     fprintf(f, "  \"l2\": {\n    \"near\": ");
     json_level(f, &st, GX_L2_NEAR);
     fprintf(f, ",\n    \"far\": ");
@@ -751,14 +769,14 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
             (unsigned long long)st.accesses, (unsigned long long)st.reads,
             (unsigned long long)st.writes, (unsigned long long)st.atomics,
             (unsigned long long)st.bytes, (unsigned long long)st.l2_accesses);
-    uint64_t sr = s->smem ? 0 : st.shared_reads, sw = s->smem ? 0 : st.shared_writes;
+    uint64_t sr = smem_on(s) ? 0 : st.shared_reads, sw = smem_on(s) ? 0 : st.shared_writes;
     if (sr || sw || st.maps || st.invalidations)
         fprintf(f, "ignored  %llu SR, %llu SW, %llu MAP, %llu INV records (not modelled by this "
                    "run)%s%s\n",
                 (unsigned long long)sr, (unsigned long long)sw,
                 (unsigned long long)st.maps, (unsigned long long)st.invalidations,
                 s->smem_note[0] && (sr || sw) ? ": " : "", (sr || sw) ? s->smem_note : "");
-    gx_memsys_write_translation_text(s->ms, f);
+    write_translation(s, f, 0);
     text_level(f, nf ? "L2 near" : "L2", &st, GX_L2_NEAR);
     if (nf)
         text_level(f, "L2 far", &st, GX_L2_FAR);
@@ -769,12 +787,28 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
     fprintf(f, "cycles   total %.0f, per access %.2f (latency-bound: accesses one after "
                "another)\n",
             st.total_cycles, st.accesses ? st.total_cycles / (double)st.accesses : 0);
-    if (s->smem && (st.shared_reads || st.shared_writes))
-        gx_smem_write_text(s->smem, f);
+    if (smem_on(s) && (st.shared_reads || st.shared_writes))
+        write_smem(s, f, 0);
     return ferror(f) ? GX_EIO : GX_OK;
 }
 
 void gx_tsim_page_usage(const gx_tsim *s, uint64_t *pages, uint64_t *frames)
 {
+    if (!s->ms) { /* merged partials */
+        *pages = s->ext ? s->ext->pages : 0;
+        *frames = s->ext ? s->ext->frames : 0;
+        return;
+    }
     gx_vmem_usage(gx_memsys_vmem(s->ms), pages, frames);
+}
+
+/* ---- for the threaded / sharded run (tsim_par.c) ---- */
+void gx_tsim_other(gx_tsim *s, const gx_trace_rec *r)
+{
+    other_record(s, r);
+}
+
+void gx_tsim_account(gx_tsim *s, double lat)
+{
+    account(s, lat);
 }
