@@ -670,10 +670,11 @@ void gx_l2_reset_stats(gx_l2 *l2)
 
 /* Any L2: each access located RUN_AHEAD ahead, its set prefetched, then
  * gx_l2_access_loc (== gx_l2_access: locating is pure). */
-static void run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
-                        size_t n, gx_l2_tally *t)
+static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
+                            const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     gx_l2_loc ring[RUN_AHEAD];
+    uint64_t made = 0;
     for (size_t i = 0; i < n && i < RUN_AHEAD; i++) {
         gx_l2_locate(l2, pa[i], &ring[i]);
         gx_l2_prefetch_loc(l2, &ring[i], sm[i]);
@@ -686,11 +687,14 @@ static void run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
             gx_l2_prefetch_loc(l2, &ring[slot], sm[i + RUN_AHEAD]);
         }
         gx_l2_result r;
-        for (uint64_t j = 0, nr = 1 + (uint64_t)(rep ? rep[i] : 0); j < nr; j++) {
+        const uint64_t nr = 1 + (uint64_t)(rep ? rep[i] : 0);
+        for (uint64_t j = 0; j < nr; j++) {
             gx_l2_access_loc(l2, &loc, sm[i], GX_L2_READ, &r);
             gx_l2_tally_add(t, r.latency_cycles);
         }
+        made += nr;
     }
+    return made;
 }
 
 static inline uint64_t tally_bin(double lat, uint64_t top)
@@ -716,8 +720,8 @@ static inline uint64_t tally_bin(double lat, uint64_t top)
  *   whose turn came without a location is located then), then the cache
  *   access of the specialised instance; its outcome counted in locals.
  * Measured: see the notes of gx_memsys_run_off (memsys.c). */
-static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
-                     size_t n, gx_l2_tally *t)
+static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
+                         const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const uint32_t slices = l2->slices, sps = l2->sps;
@@ -732,7 +736,7 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const ui
     uint32_t rs = 0;            /* its home slice */
     uint32_t rsm = UINT32_MAX;  /* the SM whose repeat latency rl / bin rbin hold */
     double rl = 0;
-    uint64_t rbin = 0, rcnt = 0, rhits = 0;
+    uint64_t rbin = 0, rcnt = 0, rhits = 0, folded = 0;
     uint64_t oc[3] = {0, 0, 0}; /* outcomes of the looked-up accesses */
     gx_l2_loc ring[RUN_AHEAD];
     size_t ring_i[RUN_AHEAD];
@@ -742,6 +746,7 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const ui
         const uint64_t p = pa[i];
         const uint32_t m = sm[i];
         uint64_t nrep = rep ? rep[i] : 0; /* repeats of the sector after this access */
+        folded += nrep;
         if ((p >> ssh) != rsec) {
             hist[rbin] += rcnt;
             sacc[rs] += rcnt;
@@ -819,17 +824,11 @@ static void run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const ui
     t->total = total;
     t->lo = lo;
     t->hi = hi;
+    return n + folded;
 }
 
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t)
 {
-    if (l2->fast)
-        run_fast(l2, pa, sm, rep, n, t);
-    else
-        run_generic(l2, pa, sm, rep, n, t);
-    uint64_t more = 0;
-    for (size_t i = 0; rep && i < n; i++)
-        more += rep[i];
-    t->sectors += n + more;
+    t->sectors += l2->fast ? run_fast(l2, pa, sm, rep, n, t) : run_generic(l2, pa, sm, rep, n, t);
 }

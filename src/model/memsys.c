@@ -203,7 +203,7 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
  * the per-access loop through gx_memsys_access_off and the look-ahead
  * 402 / 368 / 367; this batch run with the frame memo and gx_l2_run's
  * repeats 286 / 127 / 244; with the trace decoded into columns and one
- * sector's repeats folded by the decoder (gx_trace_cols) 307 / 87 / 268
+ * sector's repeats folded by the decoder (gx_trace_cols) 303 / 87 / 264
  * (the fold's test and the repeat column cost the random trace ~30). */
 #define RUN_FRAME_MEMO 64 /* a power of two */
 
