@@ -20,7 +20,7 @@ static void test_cyc_sum_order(void **state)
     (void)state;
     const double v[] = {210.25, 0.1, 3.0e-7, 4.5e9, -17.75, 1.0 / 3.0, 430.0, 2.0e12, 55.5};
     const int n = (int)(sizeof v / sizeof *v);
-    gx_cyc_sum fwd = {0, 0}, back = {0, 0}, halves = {0, 0}, h2 = {0, 0};
+    gx_cyc_sum fwd = {0}, back = {0}, halves = {0}, h2 = {0};
     for (int i = 0; i < n; i++)
         gx_cyc_add(&fwd, v[i]);
     for (int i = n - 1; i >= 0; i--)
@@ -36,9 +36,11 @@ static void test_cyc_sum_order(void **state)
     for (int i = 0; i < n; i++)
         exact += v[i];
     assert_true(fabs(gx_cyc_value(&fwd) - exact) < 1e-3);
-    gx_cyc_sum neg = {0, 0};
+    gx_cyc_sum neg = {0};
     gx_cyc_add(&neg, -1.5);
     assert_true(gx_cyc_value(&neg) == -1.5);
+    gx_cyc_sum back2 = gx_cyc_from(gx_cyc_hi(&neg), gx_cyc_lo(&neg)); /* a partial's halves */
+    assert_memory_equal(&neg, &back2, sizeof neg);
 }
 
 static gx_profile *load_plru(const char *rel)

@@ -805,14 +805,7 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
             lo = lat < lo ? lat : lo;
             hi = lat > hi ? lat : hi;
         }
-        if (__builtin_expect(fabs(rl) < GX_CYC_FAST_LIMIT, 1)) {
-            const int64_t f = gx_cyc_fixed(rl); /* each repeat adds exactly this */
-            for (uint64_t j = 0; j < nrep; j++)
-                gx_cyc_add_fixed(&total, f);
-        } else {
-            for (uint64_t j = 0; j < nrep; j++)
-                gx_cyc_add(&total, rl);
-        }
+        gx_cyc_add_n(&total, rl, nrep); /* each repeat adds exactly rl */
         rcnt += nrep;
     }
     hist[rbin] += rcnt;

@@ -333,10 +333,11 @@ static int add_latency(gx_tsim *s, const part *p, split_list *L, gx_msg *msg)
     json_t *tl = th ? get(l, "total_lo", JSON_STRING, p->name, msg) : NULL;
     if (!tl)
         return GX_EINVAL;
-    gx_cyc_sum t = {0, (int64_t)json_integer_value(th)};
+    uint64_t tlo = 0;
     double lo = 0, hi = 0;
-    if (parse_hex_u64(json_string_value(tl), &t.lo))
+    if (parse_hex_u64(json_string_value(tl), &tlo))
         return bad(msg, p->name, "not a hex number", "latency.total_lo");
+    gx_cyc_sum t = gx_cyc_from((int64_t)json_integer_value(th), tlo);
     if (get_hexf(json_object_get(l, "min"), INFINITY, &lo) ||
         get_hexf(json_object_get(l, "max"), -INFINITY, &hi))
         return bad(msg, p->name, "min and max: hex floats or null", "latency");

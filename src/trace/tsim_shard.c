@@ -136,8 +136,8 @@ static json_t *latency_obj(const gx_tsim *s, const gx_tsim_stats *st)
     for (size_t k = 0; s->ext && k < s->ext->nspans; k++)
         json_array_append_new(split, json_pack("[Io]", (json_int_t)s->ext->span_index[k],
                                                hex_double(s->ext->span_lat[k])));
-    return json_pack("{sIsososososo}", "total_hi", (json_int_t)s->total.hi, "total_lo",
-                     hex_u64(s->total.lo), "min", hex_double(s->min_cycles), "max",
+    return json_pack("{sIsososososo}", "total_hi", (json_int_t)gx_cyc_hi(&s->total),
+                     "total_lo", hex_u64(gx_cyc_lo(&s->total)), "min", hex_double(s->min_cycles), "max",
                      hex_double(s->max_cycles), "histogram", hist, "split", split);
 }
 
