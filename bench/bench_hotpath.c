@@ -103,7 +103,7 @@ static uint64_t cache_sweep_digest(void)
         const char *spec = pi < nc ? gx_policy_candidate(pi) : extra[pi - nc];
         for (size_t wi = 0; wi < sizeof ways / sizeof ways[0]; wi++) {
             for (uint32_t sectors = 1; sectors <= 32; sectors *= 8) {
-                gx_cache_cfg cfg = {128, 128 / sectors, ways[wi], 6, spec, 42 + wi};
+                gx_cache_cfg cfg = {128, 128 / sectors, ways[wi], 6, spec, 42 + wi, 0};
                 gx_cache *c = NULL;
                 gx_msg m;
                 if (gx_cache_new(&cfg, &c, &m))

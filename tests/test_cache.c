@@ -1,7 +1,9 @@
 /* test_cache.c - the sectored set-associative cache (cache.h): sector versus
  * line misses, filling only the missed sector, any set count, 1 and 64 ways,
  * every line/sector size, eviction through the policy, invalidate, insert
- * with victims, background eviction, flush, statistics, bad configurations. */
+ * with victims, background eviction, flush, statistics, bad configurations;
+ * random streams per run of sets (rng_groups): a randomized policy's
+ * outcomes in one run of sets do not depend on accesses to another. */
 #include <string.h>
 
 #include "gpuxray/cache.h"
@@ -13,7 +15,7 @@
 static gx_cache *mk(uint32_t line, uint32_t sector, uint32_t ways, uint64_t sets,
                     const char *policy)
 {
-    gx_cache_cfg cfg = {line, sector, ways, sets, policy, 1};
+    gx_cache_cfg cfg = {line, sector, ways, sets, policy, 1, 0};
     gx_cache *c = NULL;
     gx_msg m;
     gx_msg_clear(&m);
@@ -240,7 +242,7 @@ static void test_bad_config(void **state)
         {128, 32, 4, 0, "lru", "sets"},        {128, 32, 4, 4, "no-such-policy", "no-such-policy"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        gx_cache_cfg cfg = {bad[i].line, bad[i].sector, bad[i].ways, bad[i].sets, bad[i].policy, 0};
+        gx_cache_cfg cfg = {bad[i].line, bad[i].sector, bad[i].ways, bad[i].sets, bad[i].policy, 0, 0};
         gx_cache *c = (gx_cache *)&cfg;
         gx_msg m;
         gx_msg_clear(&m);
@@ -266,7 +268,7 @@ static void test_fast_path_matches_registry(void **state)
             continue;
         for (size_t w = 0; w < sizeof ways_list / sizeof ways_list[0]; w++) {
             uint32_t ways = ways_list[w];
-            gx_cache_cfg cfg = {128, 32, ways, 1, spec, 1};
+            gx_cache_cfg cfg = {128, 32, ways, 1, spec, 1, 0};
             gx_cache *cache = NULL;
             gx_policy_set *ref = NULL;
             assert_int_equal(gx_cache_new(&cfg, &cache, NULL), GX_OK);
@@ -288,6 +290,45 @@ static void test_fast_path_matches_registry(void **state)
     }
 }
 
+/* plru-rand and random over 4 runs of 8 sets: run 0's outcomes are the same
+ * whether or not other runs are accessed in between (one stream each). */
+static void test_rng_groups(void **state)
+{
+    (void)state;
+    const char *pols[2] = {"random", "plru-rand:0.25"};
+    for (int pi = 0; pi < 2; pi++) {
+        gx_cache *c[2];
+        for (int k = 0; k < 2; k++) {
+            gx_cache_cfg cfg = {128, 128, 4, 32, pols[pi], 7, 4};
+            gx_msg m;
+            assert_int_equal(gx_cache_new(&cfg, &c[k], &m), GX_OK);
+        }
+        gx_rng r;
+        gx_rng_seed(&r, 99);
+        unsigned misses = 0;
+        for (int i = 0; i < 20000; i++) {
+            uint64_t set = gx_rng_below(&r, 8), line = gx_rng_below(&r, 40);
+            gx_cache_outcome a = gx_cache_access(c[0], set, line, 0, 1, NULL);
+            /* the second cache also sees accesses to runs 1-3 first */
+            uint64_t other = 8 + gx_rng_below(&r, 24);
+            gx_cache_access(c[1], other, gx_rng_below(&r, 40), 0, 1, NULL);
+            gx_cache_outcome b = gx_cache_access(c[1], set, line, 0, 1, NULL);
+            assert_int_equal(a, b);
+            misses += a != GX_CACHE_HIT;
+        }
+        assert_true(misses > 1000); /* the sets overflowed: victims were drawn */
+        gx_cache_free(c[0]);
+        gx_cache_free(c[1]);
+    }
+    /* the runs must divide the sets */
+    gx_cache_cfg bad = {128, 128, 4, 30, "random", 7, 4};
+    gx_cache *c = NULL;
+    gx_msg m;
+    assert_int_equal(gx_cache_new(&bad, &c, &m), GX_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(m.text, "random streams"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_evict_random_and_flush),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_fast_path_matches_registry),
+        cmocka_unit_test(test_rng_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

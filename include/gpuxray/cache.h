@@ -26,6 +26,11 @@ typedef struct gx_cache_cfg {
     uint64_t sets;
     const char *policy; /* policy spec */
     uint64_t seed;      /* for randomized policies */
+    uint64_t rng_groups; /* 0 or 1: one random stream; N: the sets split into N equal
+                            runs (set / (sets / N)), each with its own stream seeded
+                            from (seed, run), so the runs' victims never depend on
+                            each other's accesses (an L2's slices: a split run keeps
+                            them); sets % N == 0 */
 } gx_cache_cfg;
 
 typedef enum gx_cache_outcome {

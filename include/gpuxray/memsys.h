@@ -18,11 +18,13 @@
  *   is independent of every other slice's (uniform topology; near-far
  *   couples the slices of one index in every partition, which a line moves
  *   between), so (b) may be sharded by home slice (gx_l2_locate) when the
- *   per-access order within a slice is kept. Except: noise (sim.noise) and
- *   a randomized replacement policy (plru-rand) draw from ONE random stream
- *   for the whole L2, and l2.latency_cycles.far_stream_extra depends on the
- *   SM's previous access in any slice: sharding any of them changes the
- *   results (gpuxray/tsimpar.h refuses to).
+ *   per-access order within a slice is kept. A randomized replacement
+ *   policy (plru-rand, random) draws from one random stream per slice
+ *   (gx_cache_cfg.rng_groups), so it splits too. Except: noise (sim.noise)
+ *   draws from ONE random stream for the whole L2, and
+ *   l2.latency_cycles.far_stream_extra depends on the SM's previous access
+ *   in any slice: sharding either changes the results (gpuxray/tsimpar.h
+ *   refuses to).
  * - vmem's placement assigns frames in first-touch order: a sharded client
  *   translates in trace order (or pre-places) to keep the same frames. */
 #ifndef GPUXRAY_MEMSYS_H

@@ -115,6 +115,20 @@ int gx_cache_new(const gx_cache_cfg *cfg, gx_cache **out, gx_msg *msg)
                        (unsigned long long)cfg->sets, cfg->ways);
     }
     gx_rng_seed(&c->rng, cfg->seed);
+    if (cfg->rng_groups > 1) {
+        if (c->sets % cfg->rng_groups != 0) {
+            gx_cache_free(c);
+            return gx_fail(msg, GX_EINVAL, "cache: %llu sets do not split into %llu random streams",
+                           (unsigned long long)cfg->sets, (unsigned long long)cfg->rng_groups);
+        }
+        if (!(c->rngs = malloc(cfg->rng_groups * sizeof *c->rngs))) {
+            gx_cache_free(c);
+            return gx_fail(msg, GX_ENOMEM, "cache: out of memory");
+        }
+        c->sets_per_rng = c->sets / cfg->rng_groups;
+        for (uint64_t g = 0; g < cfg->rng_groups; g++)
+            gx_rng_seed(&c->rngs[g], gx_mix64(cfg->seed ^ gx_mix64(g + 1)));
+    }
     gx_policy_fast_init(&c->pf, &c->pol, c->ways);
     init_all_sets(c);
     *out = c;
@@ -126,6 +140,7 @@ void gx_cache_free(gx_cache *c)
     if (!c)
         return;
     free(c->mem);
+    free(c->rngs);
     free(c);
 }
 

@@ -50,7 +50,9 @@ struct gx_cache {
     size_t stride;      /* bytes of policy state per set */
     uint64_t outcomes[3]; /* accesses by gx_cache_outcome */
     uint64_t evictions;
-    gx_rng rng;
+    gx_rng rng;           /* the stream when rng_groups <= 1 */
+    gx_rng *rngs;         /* rng_groups > 1: one stream per run of sets_per_rng sets */
+    uint64_t sets_per_rng;
     gx_policy pol;
     gx_policy_fast pf;
 };
@@ -65,6 +67,7 @@ typedef struct gx_cview {
     void *st;        /* policy state */
     uint8_t *used;   /* valid-way count */
     uint64_t *tags;  /* line addresses, GX_TAG_INVALID when invalid */
+    uint64_t set;    /* the set's index (its random stream, rng_groups) */
 } gx_cview;
 
 /* The block layout cache.c builds for 16 ways, byte sector masks and an
@@ -82,12 +85,12 @@ static inline __attribute__((always_inline)) gx_cview gx_cview_of_s(const gx_cac
     if (spec) {
         uint8_t *b = c->mem + set * GX_CSPEC_BLOCK;
         gx_cview v = {b, b + GX_CSPEC_OFF_MASKS, b + GX_CSPEC_OFF_STATE, b + GX_CSPEC_OFF_USED,
-                      (uint64_t *)(void *)(b + GX_CSPEC_OFF_TAGS)};
+                      (uint64_t *)(void *)(b + GX_CSPEC_OFF_TAGS), set};
         return v;
     }
     uint8_t *b = c->mem + set * c->block;
     gx_cview v = {b, b + c->off_masks, b + c->off_state, b + c->off_used,
-                  (uint64_t *)(void *)(b + c->off_tags)};
+                  (uint64_t *)(void *)(b + c->off_tags), set};
     return v;
 }
 
@@ -219,11 +222,12 @@ static inline __attribute__((always_inline)) void gx_cpol_fill_s(gx_cache *c, vo
 }
 
 static inline __attribute__((always_inline)) uint32_t gx_cpol_victim_s(gx_cache *c, void *st,
-                                                                       int spec)
+                                                                       uint64_t set, int spec)
 {
+    gx_rng *rng = c->rngs ? &c->rngs[set / c->sets_per_rng] : &c->rng;
     if (spec || c->pf.kind == GX_PF_PLRU)
-        return gx_pf_plru_victim_s(&c->pf, *(const uint64_t *)st, c->ways, &c->rng, spec);
-    uint32_t w = c->pol.ops->victim(st, c->ways, &c->pol.params, &c->rng);
+        return gx_pf_plru_victim_s(&c->pf, *(const uint64_t *)st, c->ways, rng, spec);
+    uint32_t w = c->pol.ops->victim(st, c->ways, &c->pol.params, rng);
     return w < c->ways ? w : 0; /* defensive: a policy bug must not corrupt memory */
 }
 
@@ -242,7 +246,7 @@ gx_cv_fill(gx_cache *c, const gx_cview *v, uint64_t line_addr, uint8_t fp, uint3
             ;
         (*v->used)++;
     } else {
-        w = gx_cpol_victim_s(c, v->st, spec);
+        w = gx_cpol_victim_s(c, v->st, v->set, spec);
         c->evictions++;
         if (victim) {
             victim->valid = 1;

@@ -259,7 +259,7 @@ int gx_l2_new(const gx_profile *p, const gx_l2_opts *opts, gx_l2 **out, gx_msg *
                                : 0;
     gx_cache_cfg cc = {p->l2.line_bytes, p->l2.sector_bytes, p->l2.ways,
                        (uint64_t)l2->slices * l2->sps, p->l2.policy[0] ? p->l2.policy : "lru",
-                       gx_mix64(o.seed ^ 0x9011c7ULL)};
+                       gx_mix64(o.seed ^ 0x9011c7ULL), l2->slices};
     rc = gx_cache_new(&cc, &l2->cache, msg);
     if (rc == GX_OK && (gx_hash_copy(&l2->slice_hash, &p->l2.slice_hash) != GX_OK ||
                         gx_hash_copy(&l2->set_hash, &p->l2.set_hash) != GX_OK))

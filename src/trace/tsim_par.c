@@ -119,12 +119,6 @@ const char *gx_tsim_par_blocker(const gx_profile *p, const gx_tsim_cfg *c)
         return "translation (the profile's tlb section) couples the accesses: the walker's "
                "page-table reads go through the L2 and an instruction without a trace cycle "
                "issues after the sum of every earlier latency";
-    gx_policy pol;
-    gx_msg m;
-    gx_msg_clear(&m);
-    if (gx_policy_from_spec(p->l2.policy, &pol, &m) != GX_OK || pol.ops->randomized)
-        return "the L2's replacement policy (l2.policy) is randomized: its victims come from "
-               "one random stream shared by every slice";
     if (p->l2.topology == GX_TOPO_NEAR_FAR && p->l2.far_stream_extra_cycles > 0)
         return "l2.latency_cycles.far_stream_extra couples an SM's accesses over every slice "
                "(a far hit costs more after the same SM's previous far hit)";

@@ -85,7 +85,7 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
     }
     gx_cache_cfg cc = {ENTRY_LINE_BYTES, ENTRY_SECTOR_BYTES, l->ways,
                        (uint64_t)tlb->sets * tlb->instances, l->policy[0] ? l->policy : "lru",
-                       seed};
+                       seed, 0};
     int rc = gx_cache_new(&cc, &tlb->c, msg);
     if (rc != GX_OK) {
         free(tlb);

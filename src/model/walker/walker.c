@@ -53,7 +53,7 @@ static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t 
     *sets = c->entries / c->ways;
     *lat = c->hit_latency_cycles;
     gx_cache_cfg cc = {PWC_LINE_BYTES, PWC_LINE_BYTES, c->ways, *sets,
-                       c->policy[0] ? c->policy : "lru", seed};
+                       c->policy[0] ? c->policy : "lru", seed, 0};
     int rc = gx_cache_new(&cc, out, msg);
     if (rc != GX_OK)
         return gx_fail(msg, rc, "%s: %s", field, msg ? msg->text : "");
