@@ -18,8 +18,9 @@
  * several shards is listed (its index, the largest latency of its sectors in
  * this shard) so that the merge takes its latency once.
  *
+ * A randomized replacement policy splits: one random stream per slice.
  * Runs that are NOT split (gx_tsim_par_blocker says why): noise (one random
- * stream for every slice), a randomized replacement policy (the same), a
+ * stream for every slice), a
  * far hit's extra cost after the SM's previous far hit (couples an SM's
  * accesses over every slice), translation (the walker reads through the
  * L2; an instruction's issue cycle may be the sum of every earlier latency). */
