@@ -37,15 +37,16 @@
 
 static void genprofile_usage(FILE *f)
 {
-    fprintf(f, "usage: gpuxray gen-profile --seed N [-o OUT.json|-]\n"
+    fprintf(f, "usage: gpuxray gen-profile --seed N [--tlb] [-o OUT.json|-]\n"
                "  a random valid hidden profile (the holdout's generator); N 0..2^64-1;\n"
+               "  --tlb: with a hidden translation hierarchy (a tlb section);\n"
                "  standard output without -o (or with -o -)\n");
 }
 
 int gx_cmd_genprofile(int argc, char **argv)
 {
     uint64_t seed = 0;
-    int have_seed = 0;
+    int have_seed = 0, tlb = 0;
     const char *out = "-";
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -59,6 +60,8 @@ int gx_cmd_genprofile(int argc, char **argv)
             if (r < 0)
                 return GX_EXIT_USAGE;
             out = v;
+        } else if (strcmp(argv[i], "--tlb") == 0) {
+            tlb = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             genprofile_usage(stdout);
             return GX_EXIT_OK;
@@ -79,7 +82,10 @@ int gx_cmd_genprofile(int argc, char **argv)
     gx_profile *p = NULL;
     gx_msg m;
     gx_msg_clear(&m);
-    int rc = gx_generate(seed, NULL, &p, &m);
+    gx_generate_opts go;
+    gx_generate_opts_default(&go);
+    go.translation = tlb;
+    int rc = gx_generate(seed, &go, &p, &m);
     if (rc != GX_OK) {
         gx_cli_error("gen-profile: %s", m.text);
         return GX_EXIT_FAIL;

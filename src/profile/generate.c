@@ -28,6 +28,7 @@
 #include "gpuxray/rng.h"
 #include "gpuxray/bits.h"
 #include "gpuxray/smem.h"
+#include "generate_internal.h"
 
 #define OBS_HI 20     /* highest observable bit: 2 MiB pages */
 #define HIGH_LO 21    /* unobservable bits drawn from 21..33 */
@@ -41,6 +42,7 @@ void gx_generate_opts_default(gx_generate_opts *o)
     o->max_slices = 128;
     o->unobservable_bits = 1;
     o->policy = NULL;
+    o->translation = 0;
 }
 
 static uint64_t urange(gx_rng *r, uint64_t lo, uint64_t hi)
@@ -355,6 +357,11 @@ int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_m
         if (src != GX_OK) {
             gx_profile_free(p);
             return src;
+        }
+        if (o->translation && !gx_generate_tlb(seed, p)) {
+            gx_profile_free(p);
+            return gx_fail(msg, GX_ERANGE, "gx_generate: seed %llu: no translation hierarchy",
+                           (unsigned long long)seed);
         }
         gx_msg vm;
         gx_msg_clear(&vm);

@@ -52,8 +52,23 @@ void gx_vmem_free(gx_vmem *vm)
     free(vm);
 }
 
+void gx_vmem_alias(gx_vmem *vm, uint64_t base, uint64_t bytes, uint64_t target_va)
+{
+    vm->alias_base = base;
+    vm->alias_bytes = bytes;
+    vm->alias_target = target_va & ~(vm->frame_bytes - 1);
+}
+
+static inline uint64_t unalias(const gx_vmem *vm, uint64_t va)
+{
+    if (va - vm->alias_base < vm->alias_bytes)
+        return vm->alias_target + ((va - vm->alias_base) & (vm->frame_bytes - 1));
+    return va;
+}
+
 uint64_t gx_vmem_pa(gx_vmem *vm, uint64_t va)
 {
+    va = unalias(vm, va);
     uint64_t vfn = va >> vm->frame_shift, off = va & (vm->frame_bytes - 1);
     uint64_t k = vfn - vm->arena_base;
     if (k < vm->arena_frames) {
@@ -77,6 +92,7 @@ void gx_vmem_usage(const gx_vmem *vm, uint64_t *pages, uint64_t *frames)
 
 int gx_vmem_pa_known(const gx_vmem *vm, uint64_t va, uint64_t *pa)
 {
+    va = unalias(vm, va);
     uint64_t vfn = va >> vm->frame_shift, off = va & (vm->frame_bytes - 1);
     uint64_t k = vfn - vm->arena_base;
     if (k < vm->arena_frames) {

@@ -1,0 +1,209 @@
+/* tlb_geometry.c - one TLB level's entries, ways and entry reach from
+ * translation chases (method of docs/discovery.md, "tlb").
+ *
+ * Model assumed: a level of `sets` (a power of two) x `ways` entries, each
+ * covering `reach` bytes of VA (a power of two multiple of the page), set
+ * index (VA / reach) mod sets, replacement that misses every access of a
+ * cyclic chase longer than a set holds (LRU). A chase's verdict (hit /
+ * miss, tlb_classify) is against the level's own latency: an access that
+ * hits a nearer level is faster and counts as a hit.
+ *
+ * Steps:
+ * 1. bytes: the knee of a chase over consecutive pages (stride = the
+ *    granule, or the smallest power-of-two multiple that fits the
+ *    primitive), bracketed around the curve's hint, then bisected to
+ *    BYTES_PRECISION. Consecutive entries fill the sets evenly, so the knee
+ *    lies between entries x reach and (entries + sets) x reach.
+ * 2. reach: the smallest candidate r (granule x 2^b up to TLB_MAX_REACH)
+ *    whose predicted entry count E = bytes / r holds at stride 3r: a chase
+ *    of 0.6 E pages hits and one of 1.5 E misses. At stride 3r the entries
+ *    are 3 apart, an odd step that visits every set evenly, so the level
+ *    holds exactly its entries; a candidate below the reach predicts too
+ *    many entries (its 0.6 E misses), one above it is not reached first.
+ *    Power-of-two strides alone cannot tell reach from sets: (r, sets) and
+ *    (2r, sets / 2) fill alike.
+ * 3. sets: at stride r x 2^m the chase uses sets / 2^m sets; a chase of
+ *    1.5 E / 2^m pages misses while that still halves the capacity and
+ *    hits once one set is all that is left (then the capacity is `ways`
+ *    and stays). sets = 2^M, M the last m that halved.
+ * 4. ways: at stride r x 2^M (one set) a chase of `ways` pages hits and
+ *    one of ways + 1 misses every access: bisected exactly.
+ * entries = sets x ways; consistent when it agrees with bytes / reach
+ * within the knee's spread (1 + 1/ways) and CONSISTENCY. */
+#include <math.h>
+#include <stdio.h>
+
+#include "tlb_internal.h"
+
+#define BYTES_PRECISION 64  /* knee bisected to 1/64 of its steps */
+#define HIT_FRACTION 0.6    /* of the predicted entries: must hit (the knee overestimates
+                               by up to 1/ways: 0.6 x 1.5 < 1) */
+#define MISS_FRACTION 1.5   /* of the predicted entries: every set holds ways + 1 or more */
+#define CONSISTENCY 0.1     /* relative slack between sets x ways and bytes / reach */
+
+static int verdict_at(tlb_meter *m, uint64_t stride, uint32_t n, double cyc, int *v,
+                      gx_msg *msg)
+{
+    if (n < 1)
+        n = 1;
+    if (n > tlb_max_steps(stride)) {
+        *v = TLB_UNSURE;
+        return GX_OK;
+    }
+    return tlb_classify(m, stride, n, cyc, v, msg);
+}
+
+/* Step 1: *lo = the longest chase that hits (steps at *stride). */
+static int knee_bytes(tlb_meter *m, double cyc, uint64_t hint_stride, uint32_t hint_hit,
+                      tlb_geom *g, gx_msg *msg)
+{
+    uint64_t stride = m->granule;
+    double hint_bytes = (double)hint_hit * (double)hint_stride;
+    while (4.0 * hint_bytes / (double)stride > (double)tlb_max_steps(stride))
+        stride *= 2;
+    uint32_t max = tlb_max_steps(stride);
+    uint32_t n = (uint32_t)fmax(1.0, hint_bytes / (double)stride / 2);
+    uint32_t lo = 0, hi = 0;
+    int v, rc;
+    while (!hi) { /* upward until a miss */
+        if ((rc = verdict_at(m, stride, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE && n < max) { /* in the knee's spread: one step further */
+            n = n + n / 8 + 1;
+            continue;
+        }
+        if (v == TLB_MISS || n >= max) {
+            if (v != TLB_MISS) {
+                snprintf(g->why, sizeof g->why, "no end within %u pages", max);
+                return GX_OK;
+            }
+            hi = n;
+        } else {
+            lo = n;
+            n = n * 2 > max ? max : n * 2;
+        }
+    }
+    while (!lo) { /* downward until a hit */
+        n = hi / 2;
+        if (!n) {
+            snprintf(g->why, sizeof g->why, "even one page misses");
+            return GX_OK;
+        }
+        if ((rc = verdict_at(m, stride, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_HIT)
+            lo = n;
+        else
+            hi = n;
+    }
+    while (hi - lo > 1 && (hi - lo) * BYTES_PRECISION > lo) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((rc = verdict_at(m, stride, mid, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_HIT)
+            lo = mid;
+        else
+            hi = mid; /* unsure counts as the knee's start */
+    }
+    g->bytes = (uint64_t)lo * stride;
+    return GX_OK;
+}
+
+/* Step 2: the smallest reach whose entry count holds at stride 3 x reach. */
+static int find_reach(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    for (uint64_t r = m->granule; r <= TLB_MAX_REACH; r *= 2) {
+        double e = (double)g->bytes / (double)r;
+        if (e < 1)
+            break;
+        uint32_t n1 = (uint32_t)floor(HIT_FRACTION * e), n2 = (uint32_t)ceil(MISS_FRACTION * e);
+        if (n2 <= n1)
+            n2 = n1 + 1;
+        int v1, v2, rc;
+        if ((rc = verdict_at(m, 3 * r, n1, cyc, &v1, msg)) != GX_OK)
+            return rc;
+        if (v1 != TLB_HIT)
+            continue;
+        if ((rc = verdict_at(m, 3 * r, n2, cyc, &v2, msg)) != GX_OK)
+            return rc;
+        if (v2 == TLB_MISS) {
+            g->reach = r;
+            return GX_OK;
+        }
+    }
+    snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count",
+             (unsigned long long)(TLB_MAX_REACH >> 20));
+    return GX_OK;
+}
+
+/* Steps 3 and 4. */
+static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    const double e = (double)g->bytes / (double)g->reach;
+    int v, rc, M = -1;
+    for (int k = 1; (double)(1ULL << (k - 1)) <= e; k++) {
+        uint32_t n = (uint32_t)floor(MISS_FRACTION * e / (double)(1ULL << k));
+        if (n < 2)
+            n = 2;
+        if ((rc = verdict_at(m, g->reach << k, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE) {
+            snprintf(g->why, sizeof g->why, "sets: unsure at stride reach x %llu",
+                     1ULL << k);
+            return GX_OK;
+        }
+        if (v == TLB_HIT) {
+            M = k - 1;
+            break;
+        }
+    }
+    if (M < 0) {
+        snprintf(g->why, sizeof g->why, "sets: the capacity never stopped halving");
+        return GX_OK;
+    }
+    const uint64_t stride = g->reach << M;
+    uint32_t lo = 1, hi = (uint32_t)ceil(1.25 * e / (double)(1ULL << M)) + 2;
+    if ((rc = verdict_at(m, stride, hi, cyc, &v, msg)) != GX_OK)
+        return rc;
+    if (v != TLB_MISS) {
+        snprintf(g->why, sizeof g->why, "ways: %u pages in one set still hit", hi);
+        return GX_OK;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((rc = verdict_at(m, stride, mid, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE) {
+            snprintf(g->why, sizeof g->why, "ways: unsure at %u pages in one set", mid);
+            return GX_OK;
+        }
+        if (v == TLB_HIT)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    g->ways = lo;
+    g->sets = 1u << M;
+    g->entries = g->sets * g->ways;
+    double ent = g->entries;
+    g->consistent = ent <= e * (1 + CONSISTENCY) + 1 &&
+                    e <= ent * (1 + 1.0 / g->ways) * (1 + CONSISTENCY) + 1;
+    return GX_OK;
+}
+
+int tlb_geometry(tlb_meter *m, double cycles, uint64_t hint_stride, uint32_t hint_hit,
+                 uint32_t hint_miss, tlb_geom *g, gx_msg *msg)
+{
+    (void)hint_miss;
+    g->cycles = cycles;
+    g->bytes = g->reach = 0;
+    g->sets = g->ways = g->entries = 0;
+    g->consistent = 0;
+    g->why[0] = '\0';
+    int rc = knee_bytes(m, cycles, hint_stride, hint_hit, g, msg);
+    if (rc != GX_OK || !g->bytes)
+        return rc;
+    if ((rc = find_reach(m, cycles, g, msg)) != GX_OK || !g->reach)
+        return rc;
+    return sets_and_ways(m, cycles, g, msg);
+}
