@@ -134,7 +134,9 @@ int gx_target_smem_probe(gx_target *t, const gx_smem_probe_req *req, double *cyc
  * warm_rounds untimed rounds, then timed_rounds rounds, every access timed
  * on its own: cycles[r * steps + i] (the timer's overhead included, like
  * seq). With thrash_steps > 0 a second thread on thrash_sm (!= sm) chases
- * a window of its own (thrash_steps pages at thrash_stride_bytes) from
+ * a window of its own over a physical granule of its own (so the two
+ * threads share no data line, which an L2 of near and far partitions would
+ * move between them), thrash_steps pages at thrash_stride_bytes, from
  * before the first access until after the last (an SM x SM interference
  * test); on the sim target the two threads alternate one access each. */
 #define GX_XCHASE_MAX_STEPS 32768u

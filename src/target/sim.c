@@ -23,7 +23,7 @@
  *   SM sm, each timed (latency + timer overhead).
  *
  * - xchase: the timed window at 64 TiB and the thrashing one 16 TiB above,
- *   both aliased (gx_vmem_alias) onto the frame of the first; the two
+ *   each aliased (gx_vmem_alias) onto one frame of its own; the two
  *   threads alternate one access each (the thrashing one first); each timed
  *   access reports its latency + the timer overhead + jitter.
  *
@@ -333,7 +333,8 @@ int gx_sim_target_open(const char *profile_path, uint64_t seed, const gx_target_
         s->l2 = gx_memsys_l2(s->ms);
         s->vm = gx_memsys_vmem(s->ms);
         s->xlate = gx_memsys_translating(s->ms);
-        gx_vmem_alias(s->vm, SIM_XWIN_TIMED, 2 * GX_XCHASE_MAX_WINDOW_BYTES, SIM_XWIN_TIMED);
+        gx_vmem_alias(s->vm, SIM_XWIN_TIMED, 2 * GX_XCHASE_MAX_WINDOW_BYTES,
+                      (uint32_t)__builtin_ctzll(GX_XCHASE_MAX_WINDOW_BYTES), SIM_XWIN_TIMED);
     }
     if (rc == GX_OK && !(s->near_sms = malloc(p->device.sm_count * sizeof *s->near_sms)))
         rc = gx_fail(msg, GX_ENOMEM, "sim: out of memory");

@@ -52,17 +52,21 @@ void gx_vmem_free(gx_vmem *vm)
     free(vm);
 }
 
-void gx_vmem_alias(gx_vmem *vm, uint64_t base, uint64_t bytes, uint64_t target_va)
+void gx_vmem_alias(gx_vmem *vm, uint64_t base, uint64_t bytes, uint32_t window_shift,
+                   uint64_t target_va)
 {
     vm->alias_base = base;
     vm->alias_bytes = bytes;
+    vm->alias_shift = window_shift;
     vm->alias_target = target_va & ~(vm->frame_bytes - 1);
 }
 
 static inline uint64_t unalias(const gx_vmem *vm, uint64_t va)
 {
-    if (va - vm->alias_base < vm->alias_bytes)
-        return vm->alias_target + ((va - vm->alias_base) & (vm->frame_bytes - 1));
+    uint64_t d = va - vm->alias_base;
+    if (d < vm->alias_bytes)
+        return vm->alias_target + ((d >> vm->alias_shift) << vm->frame_shift) +
+               (d & (vm->frame_bytes - 1));
     return va;
 }
 

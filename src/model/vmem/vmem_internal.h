@@ -45,6 +45,7 @@ struct gx_vmem {
     gx_ptable pt;
     /* physical alias window (gx_vmem_alias): bytes 0 = none */
     uint64_t alias_base, alias_bytes, alias_target;
+    uint32_t alias_shift;
 };
 
 int gx_vmem_pt_init(gx_vmem *vm, const gx_tlb_cfg *t, uint64_t phys_bytes, gx_msg *msg);
