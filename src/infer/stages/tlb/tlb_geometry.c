@@ -26,8 +26,13 @@
  *    1.5 E / 2^m pages misses while that still halves the capacity and
  *    hits once one set is all that is left (then the capacity is `ways`
  *    and stays). sets = 2^M, M the last m that halved.
- * 4. ways: at stride r x 2^M (one set) a chase of `ways` pages hits and
- *    one of ways + 1 misses every access: bisected exactly.
+ *    Rounding of the knee can stop this one halving early or late, so:
+ * 4. ways: at stride r x 2^M the longest chase that hits, w. If w + 1
+ *    pages miss only in part (less than PARTIAL_FRACTION of an all-miss
+ *    chase's extra cycles: two sets, one overflowing), M + 1 and again.
+ *    Then M is lowered while w + 1 pages at stride r x 2^(M - 1) still miss
+ *    every access (one set there too): M is the first power of two at which
+ *    the chase uses one set, exactly, and ways = w.
  * entries = sets x ways; consistent when it agrees with bytes / reach
  * within the knee's spread (1 + 1/ways) and CONSISTENCY. */
 #include <math.h>
@@ -40,6 +45,10 @@
                                by up to 1/ways: 0.6 x 1.5 < 1) */
 #define MISS_FRACTION 1.5   /* of the predicted entries: every set holds ways + 1 or more */
 #define CONSISTENCY 0.1     /* relative slack between sets x ways and bytes / reach */
+#define MAX_SET_FIXES 2     /* halvings added when ways + 1 pages miss only in part */
+#define PARTIAL_FRACTION 0.75 /* of an all-miss chase's extra cycles: one set overflowing
+                                 in two gives about half */
+#define TLB_SAMPLES_EXACT 8192
 
 static int verdict_at(tlb_meter *m, uint64_t stride, uint32_t n, double cyc, int *v,
                       gx_msg *msg)
@@ -136,33 +145,14 @@ static int find_reach(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
     return GX_OK;
 }
 
-/* Steps 3 and 4. */
-static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+/* Step 4 at one stride: the longest chase that hits, bisected in [1, about
+ * 1.25 x the capacity e_here predicts + 2]; *w 0 (g->why) when unsure. */
+static int ways_at(tlb_meter *m, double cyc, uint64_t stride, double e_here, uint32_t *w,
+                   tlb_geom *g, gx_msg *msg)
 {
-    const double e = (double)g->bytes / (double)g->reach;
-    int v, rc, M = -1;
-    for (int k = 1; (double)(1ULL << (k - 1)) <= e; k++) {
-        uint32_t n = (uint32_t)floor(MISS_FRACTION * e / (double)(1ULL << k));
-        if (n < 2)
-            n = 2;
-        if ((rc = verdict_at(m, g->reach << k, n, cyc, &v, msg)) != GX_OK)
-            return rc;
-        if (v == TLB_UNSURE) {
-            snprintf(g->why, sizeof g->why, "sets: unsure at stride reach x %llu",
-                     1ULL << k);
-            return GX_OK;
-        }
-        if (v == TLB_HIT) {
-            M = k - 1;
-            break;
-        }
-    }
-    if (M < 0) {
-        snprintf(g->why, sizeof g->why, "sets: the capacity never stopped halving");
-        return GX_OK;
-    }
-    const uint64_t stride = g->reach << M;
-    uint32_t lo = 1, hi = (uint32_t)ceil(1.25 * e / (double)(1ULL << M)) + 2;
+    int v, rc;
+    *w = 0;
+    uint32_t lo = 1, hi = (uint32_t)ceil(1.25 * e_here) + 2;
     if ((rc = verdict_at(m, stride, hi, cyc, &v, msg)) != GX_OK)
         return rc;
     if (v != TLB_MISS) {
@@ -182,6 +172,64 @@ static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
         else
             hi = mid;
     }
+    *w = lo;
+    return GX_OK;
+}
+
+/* Steps 3 and 4. */
+static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    const double e = (double)g->bytes / (double)g->reach;
+    int v, rc, M = -1;
+    for (int k = 1; (double)(1ULL << (k - 1)) <= e; k++) {
+        uint32_t n = (uint32_t)ceil(MISS_FRACTION * e / (double)(1ULL << k));
+        if (n < 2)
+            n = 2;
+        if ((rc = verdict_at(m, g->reach << k, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE) {
+            snprintf(g->why, sizeof g->why, "sets: unsure at stride reach x %llu",
+                     1ULL << k);
+            return GX_OK;
+        }
+        if (v == TLB_HIT) {
+            M = k - 1;
+            break;
+        }
+    }
+    if (M < 0) {
+        snprintf(g->why, sizeof g->why, "sets: the capacity never stopped halving");
+        return GX_OK;
+    }
+    uint32_t w = 0;
+    for (int fix = 0; fix <= MAX_SET_FIXES; fix++) {
+        if ((rc = ways_at(m, cyc, g->reach << M, e / (double)(1ULL << M), &w, g, msg)) != GX_OK ||
+            !w)
+            return rc;
+        /* one set holds w: w + 1 pages miss every access; two sets hold w
+         * between them: w + 1 pages miss about half (then one more halving) */
+        double part, full;
+        if ((rc = tlb_mean(m, g->reach << M, w + 1, TLB_SAMPLES_EXACT, &part, msg)) != GX_OK ||
+            (rc = tlb_mean(m, g->reach << M, 2 * w + 2, TLB_SAMPLES_EXACT, &full, msg)) != GX_OK)
+            return rc;
+        if (part - cyc >= PARTIAL_FRACTION * (full - cyc))
+            break;
+        M++;
+        if (fix == MAX_SET_FIXES) {
+            snprintf(g->why, sizeof g->why, "sets: %u pages never fill one set", w + 1);
+            return GX_OK;
+        }
+    }
+    /* the smallest power of two that is still one set: w + 1 pages at the
+     * stride below miss every access only when it is one set too */
+    while (M > 0) {
+        if ((rc = verdict_at(m, g->reach << (M - 1), w + 1, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v != TLB_MISS)
+            break;
+        M--;
+    }
+    uint32_t lo = w;
     g->ways = lo;
     g->sets = 1u << M;
     g->entries = g->sets * g->ways;

@@ -19,7 +19,10 @@
 #define TLB_HIT_CYCLES (TLB_JUMP_CYCLES / 2)
 #define TLB_MISS_CYCLES TLB_JUMP_CYCLES
 
+struct gx_infer;
+
 typedef struct tlb_meter {
+    struct gx_infer *ctx; /* every chase's mean is recorded (infer_data_append) when recording */
     gx_target *t;
     uint32_t sm;
     uint64_t granule; /* the target's allocation granule: the smallest stride used */
@@ -30,7 +33,7 @@ typedef struct tlb_meter {
 
 enum { TLB_HIT = 0, TLB_MISS = 1, TLB_UNSURE = 2 };
 
-void tlb_meter_init(tlb_meter *m, gx_target *t, uint32_t sm, uint64_t granule);
+void tlb_meter_init(tlb_meter *m, struct gx_infer *ctx, uint32_t sm, uint64_t granule);
 void tlb_meter_free(tlb_meter *m);
 /* The largest steps a chain of this stride may have (window and step limits). */
 uint32_t tlb_max_steps(uint64_t stride);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../infer.h"
 #include "tlb_internal.h"
 
 #define WARM_ROUNDS 1
@@ -22,10 +23,11 @@
 #define TEST_SAMPLES 4096u  /* a verdict's first try */
 #define RETRIES 2           /* unsure: 4x, then 16x the samples */
 
-void tlb_meter_init(tlb_meter *m, gx_target *t, uint32_t sm, uint64_t granule)
+void tlb_meter_init(tlb_meter *m, struct gx_infer *ctx, uint32_t sm, uint64_t granule)
 {
     memset(m, 0, sizeof *m);
-    m->t = t;
+    m->ctx = ctx;
+    m->t = ctx->t;
     m->sm = sm;
     m->granule = granule;
 }
@@ -75,6 +77,14 @@ static int run(tlb_meter *m, const gx_xchase_req *q, double *mean, gx_msg *msg)
     m->chases++;
     if (rc == GX_OK)
         *mean = reduce(m->buf, q->steps, q->timed_rounds);
+    if (rc == GX_OK && infer_recording(m->ctx))
+        infer_data_append(m->ctx, "tlb", "chases",
+                          json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "stride_bytes",
+                                    (json_int_t)q->stride_bytes, "steps", (json_int_t)q->steps,
+                                    "rounds", (json_int_t)q->timed_rounds, "thrash_sm",
+                                    (json_int_t)(q->thrash_steps ? q->thrash_sm : 0),
+                                    "thrash_steps", (json_int_t)q->thrash_steps, "cycles",
+                                    infer_json_num(*mean)));
     return rc;
 }
 
