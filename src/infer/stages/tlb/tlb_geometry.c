@@ -13,7 +13,8 @@
  *    granule, or the smallest power-of-two multiple that fits the
  *    primitive), bracketed around the curve's hint, then bisected to
  *    BYTES_PRECISION. Consecutive entries fill the sets evenly, so the knee
- *    lies between entries x reach and (entries + sets) x reach.
+ *    lies between entries x reach and (entries + sets) x reach. When that
+ *    chase never misses, the same at the curve's stride (knee_bytes).
  * 2. reach: the smallest candidate r (granule x 2^b up to TLB_MAX_REACH)
  *    whose predicted entry count E = bytes / r holds at stride 3r: a chase
  *    of 0.6 E pages hits and one of 1.5 E misses. At stride 3r the entries
@@ -62,11 +63,12 @@ static int verdict_at(tlb_meter *m, uint64_t stride, uint32_t n, double cyc, int
     return tlb_classify(m, stride, n, cyc, v, msg);
 }
 
-/* Step 1: *lo = the longest chase that hits (steps at *stride). */
-static int knee_bytes(tlb_meter *m, double cyc, uint64_t hint_stride, uint32_t hint_hit,
-                      tlb_geom *g, gx_msg *msg)
+/* Step 1 at strides of `base` (doubled until the knee fits the primitive):
+ * g->bytes = the longest chase that hits x its stride. */
+static int knee_bytes_at(tlb_meter *m, double cyc, uint64_t base, uint64_t hint_stride,
+                         uint32_t hint_hit, tlb_geom *g, gx_msg *msg)
 {
-    uint64_t stride = m->granule;
+    uint64_t stride = base;
     double hint_bytes = (double)hint_hit * (double)hint_stride;
     while (4.0 * hint_bytes / (double)stride > (double)tlb_max_steps(stride))
         stride *= 2;
@@ -116,6 +118,21 @@ static int knee_bytes(tlb_meter *m, double cyc, uint64_t hint_stride, uint32_t h
     }
     g->bytes = (uint64_t)lo * stride;
     return GX_OK;
+}
+
+/* Step 1: consecutive granules; when the chase never misses there (a walk
+ * helped by the neighbours of the previous walk's fetch can cost less
+ * than a hit in this level), the curve's stride: its knee gives the bytes
+ * for an entry reach of at least that stride, and a smaller reach then
+ * fails the consistency of step 4. */
+static int knee_bytes(tlb_meter *m, double cyc, uint64_t hint_stride, uint32_t hint_hit,
+                      tlb_geom *g, gx_msg *msg)
+{
+    int rc = knee_bytes_at(m, cyc, m->granule, hint_stride, hint_hit, g, msg);
+    if (rc != GX_OK || g->bytes || hint_stride == m->granule)
+        return rc;
+    g->why[0] = '\0';
+    return knee_bytes_at(m, cyc, hint_stride, hint_stride, hint_hit, g, msg);
 }
 
 /* Step 2: the smallest reach whose entry count holds at stride 3 x reach. */
