@@ -2,8 +2,7 @@
 # h200_tlb.sh - the tlb stage on a CUDA GPU, RUNS times, raw data kept:
 # each run writes the found profile, the stage table, its log and the raw
 # chases (discover --data: every translation chase's stride, steps, rounds
-# and mean, the 3-granule curve, reference curves at 2 MiB, 32 MiB, 512 MiB
-# and 1 GiB). Everything is packed into OUT/h200_tlb.tar.gz with a summary
+# and mean, and the 3-granule curve). Everything is packed into OUT/h200_tlb.tar.gz with a summary
 # in OUT/summary.txt. A run that fails stops the script (later runs would
 # fail alike).
 # Usage: scripts/h200_tlb.sh GPUXRAY OUT [RUNS] [SECONDS_PER_RUN]

@@ -124,25 +124,6 @@ static int plateau_cycles(tlb_state *s, plateau *p)
 /* Runs of two or more curve points within TLB_JUMP_CYCLES / 2 of the run's
  * mean; neighbouring runs closer than TLB_JUMP_CYCLES once measured
  * precisely are one plateau (a point of the knee's spread split it). */
-/* Recording only: coarse curves at the strides the literature compares
- * (the granule, 32 MiB, 512 MiB, 1 GiB), for a reader of the raw data. */
-static int reference_curves(tlb_state *s)
-{
-    const uint64_t strides[] = {s->granule, 32ULL << 20, 512ULL << 20, 1ULL << 30};
-    if (!infer_recording(s->ctx))
-        return GX_OK;
-    for (size_t k = 0; k < sizeof strides / sizeof strides[0]; k++) {
-        const uint32_t max = tlb_max_steps(strides[k]);
-        for (uint32_t n = 2; n <= max; n *= 2) {
-            double v;
-            int rc = tlb_mean(&s->m, strides[k], n, CURVE_SAMPLES, &v, s->ctx->msg);
-            if (rc != GX_OK)
-                return rc;
-        }
-    }
-    return GX_OK;
-}
-
 static int find_plateaus(tlb_state *s)
 {
     int i = 0;
@@ -388,8 +369,6 @@ int gx_stage_tlb(gx_infer *ctx)
         rc = walk_far(s);
     for (int j = 0; rc == GX_OK && j < s->n_lv; j++)
         rc = sharing(s, j);
-    if (rc == GX_OK)
-        rc = reference_curves(s);
     if (rc == GX_OK && s->n_lv) {
         gx_profile *p = ctx->out;
         gx_tlb_cfg_init(&p->tlb);
