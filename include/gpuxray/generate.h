@@ -11,6 +11,10 @@
  *   candidate; uniform and near-far; noise from none to heavy; per-(SM,
  *   slice) skew from barely above the jitter to 60 cycles. Capacity stays in
  *   256 KiB..8 MiB so simulated discovery is fast.
+ * - With translation, a tlb section from a stream of its own
+ *   (generate_tlb.c: 1-3 levels, 8-8192 entries, sets x ways, 2-32 MiB per
+ *   entry, sharing SM/TPC/GPC/GPU, latencies, PWC and neighbour PWC on or
+ *   off, walks through the L2 or at a fixed cost).
  * - Every generated profile validates (kind "simulated").
  * - Two modes. GX_GEN_CLASSIC (the ranges above; a seed names the same
  *   profile as before the modes existed). GX_GEN_WIDE, the shapes real GPUs
@@ -39,6 +43,8 @@ typedef struct gx_generate_opts {
     int unobservable_bits;       /* 1 (default): masks may use bits above the page */
     const char *policy;          /* NULL (default): uniform over the candidates */
     gx_generate_mode mode;       /* GX_GEN_CLASSIC (default) */
+    int translation;             /* 1: draw a tlb section too (default 0: none; every other
+                                    field is the same either way) */
 } gx_generate_opts;
 
 /* The classic mode's options. */

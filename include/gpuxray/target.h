@@ -118,6 +118,47 @@ typedef struct gx_smem_probe_req {
 int gx_target_smem_probe(gx_target *t, const gx_smem_probe_req *req, double *cycles,
                          gx_msg *msg);
 
+
+/* ---- translation: a chase over pages of a VA window of its own ----
+ * The chain does not live in the arena: the target keeps a VA window of
+ * steps * stride bytes for it (its place is the target's; it may serve
+ * several calls, so TLB state carries over between calls like any state:
+ * warm rounds set it) and maps every granule of the window
+ * (info.page_bytes, the allocation granularity) onto ONE physical granule
+ * of zeroed memory, so a chain may span terabytes of VA over a few lines
+ * of data (on CUDA: cuMemAddressReserve + cuMemMap of one handle at many
+ * places). Step i loads window + i * stride + the value the previous load
+ * returned (zero): a dependent chain, cached in the L2 only. With a stride
+ * that is a multiple of the granule every step reads the same physical
+ * line, which stays in the L2: a latency step is translation's.
+ * warm_rounds untimed rounds, then timed_rounds rounds, every access timed
+ * on its own: cycles[r * steps + i] (the timer's overhead included, like
+ * seq). With thrash_steps > 0 a second thread on thrash_sm (!= sm) chases
+ * a window of its own over a physical granule of its own (so the two
+ * threads share no data line, which an L2 of near and far partitions would
+ * move between them), thrash_steps pages at thrash_stride_bytes, from
+ * before the first access until after the last (an SM x SM interference
+ * test); on the sim target the two threads alternate one access each. */
+#define GX_XCHASE_MAX_STEPS 32768u
+#define GX_XCHASE_MAX_ROUNDS 64u
+#define GX_XCHASE_MAX_WINDOW_BYTES (16ULL << 40) /* 16 TiB of VA per chain */
+#define GX_XCHASE_MIN_STRIDE 4096u              /* a multiple of 4 KiB, the smallest page */
+
+typedef struct gx_xchase_req {
+    uint64_t stride_bytes; /* a multiple of GX_XCHASE_MIN_STRIDE */
+    uint32_t steps;        /* 1..GX_XCHASE_MAX_STEPS; steps * stride <= the window limit */
+    uint32_t warm_rounds;  /* 0..GX_XCHASE_MAX_ROUNDS */
+    uint32_t timed_rounds; /* 1..GX_XCHASE_MAX_ROUNDS */
+    uint32_t sm;
+    uint32_t thrash_steps; /* 0: no second thread */
+    uint32_t thrash_sm;
+    uint64_t thrash_stride_bytes;
+} gx_xchase_req;
+
+/* cycles: timed_rounds * steps values. GX_EUNSUPPORTED when the target
+ * cannot map a window (a driver without virtual memory management). */
+int gx_target_xchase(gx_target *t, const gx_xchase_req *req, double *cycles, gx_msg *msg);
+
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s);
 
 #endif

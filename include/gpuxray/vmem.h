@@ -47,6 +47,15 @@ int gx_vmem_pa_known(const gx_vmem *vm, uint64_t va, uint64_t *pa);
  * table for [va_base, va_base + bytes) (the sim target's arena). */
 int gx_vmem_arena(gx_vmem *vm, uint64_t va_base, uint64_t bytes, uint64_t seed, gx_msg *msg);
 
+/* Physical aliasing (the sim target's translation chase windows, as
+ * cuMemMap of one physical handle at many places): [base, base + bytes) is
+ * cut into windows of 2^window_shift bytes; every VA of window k takes the
+ * physical address of target_va + k x frame_bytes + (va - base) mod
+ * frame_bytes (one frame per window). Translation (the page table) is not
+ * changed: only which PA an access reaches. bytes 0 removes the alias. */
+void gx_vmem_alias(gx_vmem *vm, uint64_t base, uint64_t bytes, uint32_t window_shift,
+                   uint64_t target_va);
+
 /* ---- the page table (translation on) ----
  * Walk levels i = 0 (root) .. n-1, level_bits[i] VA bits each over the
  * smallest page. An entry of level i covers span(i) = smallest page <<

@@ -10,6 +10,10 @@
  *   miss of every field of that profile, never fatal to the run.
  * - A miss is "flagged" when discovery itself said it was unsure: the field
  *   is absent in the found profile or its confidence is below 0.9.
+ * - --only runs those stages and compares what they measure; with "tlb"
+ *   the profiles carry hidden translation hierarchies (gen-profile --tlb)
+ *   and only the tlb rows the stage measures are compared
+ *   (tlb_row_measured).
  * - Exit 0 when every field's exact-recovery rate meets --bar, else 1. */
 #include <errno.h>
 #include <math.h>
@@ -52,16 +56,17 @@ static int parse_mode(const char *cmd, const char *v, gx_generate_opts *opts)
 
 static void genprofile_usage(FILE *f)
 {
-    fprintf(f, "usage: gpuxray gen-profile --seed N [--mode classic|wide] [-o OUT.json|-]\n"
+    fprintf(f, "usage: gpuxray gen-profile --seed N [--mode classic|wide] [--tlb] [-o OUT.json|-]\n"
                "  a random valid hidden profile (the holdout's generator); N 0..2^64-1;\n"
                "  --mode wide: the shapes real GPUs publish (docs/discovery.md);\n"
+               "  --tlb: with a hidden translation hierarchy (a tlb section);\n"
                "  standard output without -o (or with -o -)\n");
 }
 
 int gx_cmd_genprofile(int argc, char **argv)
 {
     uint64_t seed = 0;
-    int have_seed = 0;
+    int have_seed = 0, tlb = 0;
     const char *out = "-";
     gx_generate_opts go;
     gx_generate_opts_default(&go);
@@ -80,6 +85,8 @@ int gx_cmd_genprofile(int argc, char **argv)
             if (r < 0)
                 return GX_EXIT_USAGE;
             out = v;
+        } else if (strcmp(argv[i], "--tlb") == 0) {
+            tlb = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             genprofile_usage(stdout);
             return GX_EXIT_OK;
@@ -100,6 +107,7 @@ int gx_cmd_genprofile(int argc, char **argv)
     gx_profile *p = NULL;
     gx_msg m;
     gx_msg_clear(&m);
+    go.translation = tlb;
     int rc = gx_generate(seed, &go, &p, &m);
     if (rc != GX_OK) {
         gx_cli_error("gen-profile: %s", m.text);
@@ -128,6 +136,7 @@ typedef struct hopts {
     const char *keep;
     int progress;
     gx_generate_opts gen; /* the generator's mode and ranges */
+    const char *only; /* --only: stages to run (NULL: all) */
 } hopts;
 
 typedef struct hres {
@@ -153,7 +162,7 @@ static void path_of(char *buf, size_t cap, const char *dir, const char *what, ui
 
 /* The child: discover the sim target of truth_path, save to found_path. */
 static int child_run(const char *truth_path, const char *found_path, uint64_t seed,
-                     unsigned timeout_s)
+                     unsigned timeout_s, const char *only)
 {
     if (timeout_s)
         alarm(timeout_s);
@@ -167,7 +176,7 @@ static int child_run(const char *truth_path, const char *found_path, uint64_t se
         fprintf(stderr, "target: %s\n", m.text);
         return 3;
     }
-    gx_discover_opts o = {.only = NULL, .seed = seed, .progress = 0};
+    gx_discover_opts o = {.only = only, .seed = seed, .progress = 0};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     rc = gx_discover(t, &o, &found, rep, &m);
@@ -224,7 +233,77 @@ static void all_missing(hres *h, const gx_profile *truth)
     gx_profile_free(empty);
 }
 
-static void finish(hres *h, const char *dir, int wstatus)
+/* 1 when the comma-separated stage list names stage. */
+static int only_has(const char *only, const char *stage)
+{
+    size_t n = strlen(stage);
+    for (const char *p = only; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, stage, n) == 0)
+            return 1;
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
+/* The tlb rows the tlb stage measures. Not among them: level 0's hit
+ * latency (it adds to every access: a chase sees it inside the L2 hit),
+ * the page table, walker and coalescer (a chase sees their sum, the walk),
+ * the policy and outstanding misses (one thread's chase has one miss in
+ * flight). */
+static int tlb_row_measured(const char *field)
+{
+    static const char *const leaf[] = {".entries", ".ways", ".entry_bytes", ".sharing",
+                                       ".miss_cycles", ".hit_latency_cycles"};
+    if (!strcmp(field, "tlb.sms_per_tpc") || !strcmp(field, "tlb.sms_per_gpc"))
+        return 1;
+    if (strncmp(field, "tlb.levels[", 11) != 0)
+        return 0;
+    const char *dot = strchr(field + 11, '.');
+    if (!dot)
+        return 0;
+    if (!strcmp(dot, ".hit_latency_cycles"))
+        return strncmp(field, "tlb.levels[0]", 13) != 0;
+    for (size_t i = 0; i < sizeof leaf / sizeof leaf[0]; i++)
+        if (!strcmp(dot, leaf[i]))
+            return 1;
+    return 0;
+}
+
+/* With --only: keep the rows of what the stages run measure (tlb: the
+ * measured tlb rows; any other stage: every row outside tlb). */
+static void keep_rows(hres *h, const char *only)
+{
+    if (!only)
+        return;
+    int tlb = only_has(only, "tlb"), other = 0;
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (!(len == 3 && strncmp(p, "tlb", 3) == 0))
+            other = 1;
+        p += len + (e != NULL);
+    }
+    int k = 0;
+    h->cmp.n_match = h->cmp.n_mismatch = h->cmp.n_missing = 0;
+    for (int i = 0; i < h->cmp.n_rows; i++) {
+        const char *f = h->cmp.rows[i].field;
+        int is_tlb = strncmp(f, "tlb", 3) == 0 && (f[3] == '.' || f[3] == '\0');
+        if (!(is_tlb ? tlb && tlb_row_measured(f) : other))
+            continue;
+        h->cmp.rows[k] = h->cmp.rows[i];
+        h->conf[k] = h->conf[i];
+        gx_verdict v = h->cmp.rows[k].verdict;
+        h->cmp.n_match += v == GX_VERDICT_MATCH;
+        h->cmp.n_mismatch += v == GX_VERDICT_MISMATCH;
+        h->cmp.n_missing += v == GX_VERDICT_MISSING;
+        k++;
+    }
+    h->cmp.n_rows = k;
+}
+
+static void finish(hres *h, const char *dir, int wstatus, const char *only)
 {
     char tp[4200], fp[4200], lp[4200];
     path_of(tp, sizeof tp, dir, "truth", h->seed);
@@ -265,6 +344,7 @@ static void finish(hres *h, const char *dir, int wstatus)
     }
     gx_profile_free(truth);
     gx_profile_free(found);
+    keep_rows(h, only);
 }
 
 typedef struct slot {
@@ -291,7 +371,9 @@ static int run_all(const hopts *o, const char *dir, hres *res)
             gx_profile *truth = NULL;
             gx_msg m;
             gx_msg_clear(&m);
-            if (gx_generate(h->seed, &o->gen, &truth, &m) != GX_OK ||
+            gx_generate_opts go = o->gen;
+            go.translation = only_has(o->only, "tlb");
+            if (gx_generate(h->seed, &go, &truth, &m) != GX_OK ||
                 gx_profile_save(truth, tp, &m) != GX_OK) {
                 gx_profile_free(truth);
                 gx_cli_error("holdout: seed %llu: %s", (unsigned long long)h->seed, m.text);
@@ -311,7 +393,7 @@ static int run_all(const hopts *o, const char *dir, hres *res)
                 (void)lf;
                 if (!freopen("/dev/null", "w", stdout))
                     _exit(6);
-                _exit(child_run(tp, fp, h->seed, o->timeout_s));
+                _exit(child_run(tp, fp, h->seed, o->timeout_s, o->only));
             }
             for (int s = 0; s < o->jobs; s++)
                 if (slots[s].pid == 0) {
@@ -333,7 +415,7 @@ static int run_all(const hopts *o, const char *dir, hres *res)
                 continue;
             hres *h = &res[slots[s].idx];
             h->seconds = now_s() - slots[s].t0;
-            finish(h, dir, ws);
+            finish(h, dir, ws, o->only);
             slots[s].pid = 0;
             running--;
             done++;
@@ -447,6 +529,8 @@ static int parse_hopts(int argc, char **argv, hopts *o)
             bad = r < 0 || !(o->keep = v);
         else if ((r = gx_cli_value(argc, argv, &i, "--mode", &v)) != 0)
             bad = r < 0 || parse_mode("holdout", v, &o->gen);
+        else if ((r = gx_cli_value(argc, argv, &i, "--only", &v)) != 0)
+            bad = r < 0 || !(o->only = v);
         else if (strcmp(a, "--progress") == 0)
             o->progress = 1;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
@@ -458,6 +542,27 @@ static int parse_hopts(int argc, char **argv, hopts *o)
         if (bad)
             return -1;
     }
+    for (const char *q = o->only; q && *q;) { /* every name a stage */
+        const char *e = strchr(q, ',');
+        size_t len = e ? (size_t)(e - q) : strlen(q);
+        char name[32];
+        if (len == 0 || len >= sizeof name) {
+            gx_cli_error("holdout: --only: empty or overlong stage name in '%s'", o->only);
+            return -1;
+        }
+        memcpy(name, q, len);
+        name[len] = '\0';
+        if (!only_has(gx_discover_stage_names(), name)) {
+            gx_cli_error("holdout: --only: unknown stage '%s' (stages: %s)", name,
+                         gx_discover_stage_names());
+            return -1;
+        }
+        q += len + (e != NULL);
+    }
+    if (o->only && !*o->only) {
+        gx_cli_error("holdout: --only names no stage");
+        return -1;
+    }
     if (o->seed > UINT64_MAX - (o->count - 1)) {
         gx_cli_error("holdout: --seed %llu with --count %llu passes 2^64-1 (seeds S..S+N-1)",
                      (unsigned long long)o->seed, (unsigned long long)o->count);
@@ -468,7 +573,7 @@ static int parse_hopts(int argc, char **argv, hopts *o)
 
 int gx_cmd_holdout(int argc, char **argv)
 {
-    hopts o = {200, 1, 2, 0.98, 600, NULL, 0, {0}};
+    hopts o = {200, 1, 2, 0.98, 600, NULL, 0, {0}, NULL};
     gx_generate_opts_default(&o.gen);
     o.progress = isatty(2);
     int pr = parse_hopts(argc, argv, &o);
@@ -478,10 +583,12 @@ int gx_cmd_holdout(int argc, char **argv)
         FILE *f = pr > 0 ? stdout : stderr;
         fprintf(f, "usage: gpuxray holdout [--count N] [--seed S] [--jobs J] [--bar R]\n"
                    "                       [--timeout SEC] [--keep DIR] [--progress]\n"
-                   "                       [--mode classic|wide]\n"
+                   "                       [--mode classic|wide] [--only STAGE,...]\n"
                    "  discovery on N generated hidden profiles (seeds S..S+N-1) through the\n"
                    "  sim target; exact-recovery rate per field; exit 1 below the bar "
-                   "(default 0.98)\n");
+                   "(default 0.98)\n"
+                   "  --only: run these stages (and their prerequisites) and compare what\n"
+                   "  they measure; with tlb the profiles get hidden translation hierarchies\n");
         return pr > 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
     }
     char dir[4096];

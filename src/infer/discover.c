@@ -24,6 +24,7 @@
 #include "gpuxray/slicepredict.h"
 #include "infer.h"
 #include "infer_util.h"
+#include "stages/tlb/tlb_stage.h"
 
 #ifndef GX_TOOL_VERSION
 #define GX_TOOL_VERSION "0.1.0"
@@ -39,6 +40,7 @@ enum {
     ST_SETS,
     ST_POLICY,
     ST_SMEM,
+    ST_TLB,
     ST_COUNT
 };
 
@@ -57,11 +59,12 @@ static const struct {
     {"sets", gx_stage_sets, BIT(ST_WAYS) | BIT(ST_SLICES)},
     {"policy", gx_stage_policy, BIT(ST_WAYS)},
     {"smem", gx_stage_smem, 0},
+    {"tlb", gx_stage_tlb, BIT(ST_TIMER)},
 };
 
 const char *gx_discover_stage_names(void)
 {
-    return "timer,levels,line,slices,ways,sets,policy,smem";
+    return "timer,levels,line,slices,ways,sets,policy,smem,tlb";
 }
 
 /* Close a set of stages under prerequisites. */

@@ -355,3 +355,106 @@ extern "C" __global__ void gx_census(unsigned *seen, u64 linger)
 
 /* the shared-memory probe (its own file, one translation unit) */
 #include "gx_smem.cu"
+
+/* ---- translation chase (gx_target_xchase) ----
+ * The timed thread (the block on want_smid, claimed through res[CLAIM])
+ * waits until the thrashing thread runs (flags[0], when thrash_steps > 0),
+ * then loads base + i * stride (+ the previous value & zero: a dependent
+ * chain) for i = 0 .. steps - 1, warm_rounds untimed rounds, then
+ * timed_rounds rounds each access between two clock64 reads, the cycles
+ * (saturated to 16 bits) kept in shared memory and copied out at the end
+ * (no timed round touches any other memory); then it raises flags[1]. The
+ * thrashing thread (the block on thrash_smid, claimed through res[AUX])
+ * raises flags[0] and chases its own window until flags[1] (polled every
+ * GX_XTHRASH_POLL steps) or its budget. */
+#define GX_XTHRASH_POLL 64
+
+static __device__ __forceinline__ u64 gx_ld_volatile(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ void gx_xthrash(const char *base, u64 stride, u64 steps, u64 zero, u64 budget,
+                                  u64 *flags)
+{
+    atomicExch(&flags[0], 1ull);
+    const u64 t_begin = gx_clock();
+    u64 prev = 0, i = 0, n = 0;
+    while (gx_clock() - t_begin < budget) {
+        prev = gx_ld_cg(base + i * stride + (prev & zero));
+        if (++i == steps)
+            i = 0;
+        if (++n % GX_XTHRASH_POLL == 0 && gx_ld_volatile(&flags[1]))
+            break;
+    }
+    flags[2] = prev;
+}
+
+extern "C" __global__ void __launch_bounds__(GX_CHASE_THREADS)
+    gx_xchase(const char *base, u64 stride, u64 steps, u64 warm_rounds, u64 timed_rounds,
+              unsigned want_smid, u64 linger, u64 zero, u64 budget, u64 *res,
+              unsigned short *cycles_out, u64 ticket, const char *tbase, u64 tstride,
+              u64 tsteps, unsigned thrash_smid, u64 *flags)
+{
+    extern __shared__ u64 gx_smem[];
+    volatile u64 *hdr = gx_smem;
+    unsigned short *s_cyc = (unsigned short *)(gx_smem + GX_HDR_WORDS);
+    if (threadIdx.x == 0) {
+        u64 role = 0;
+        const unsigned me = gx_smid();
+        if (me == want_smid && atomicExch(&res[GX_R_CLAIM], ticket) != ticket)
+            role = 1;
+        else if (tsteps && me == thrash_smid && atomicExch(&res[GX_R_AUX], ticket) != ticket)
+            role = 2;
+        hdr[0] = role;
+        if (!role && linger)
+            gx_linger(linger);
+    }
+    __syncthreads();
+    if (hdr[0] == 2 && threadIdx.x == 0)
+        gx_xthrash(tbase, tstride, tsteps, zero, budget, flags);
+    if (hdr[0] != 1)
+        return;
+    if (threadIdx.x == 0) {
+        const unsigned sink = gx_sink_addr(gx_smem);
+        const u64 t_begin = gx_clock();
+        u64 status = GX_ST_OK, prev = 0, done = 0;
+        if (tsteps)
+            while (!gx_ld_volatile(&flags[0]))
+                if (gx_clock() - t_begin > budget) {
+                    status = GX_ST_TIMEOUT;
+                    break;
+                }
+        for (u64 r = 0; status == GX_ST_OK && r < warm_rounds + timed_rounds; r++) {
+            for (u64 i = 0; i < steps; i++) {
+                const char *a = base + i * stride + (prev & zero);
+                const u64 t0 = gx_clock();
+                const u64 v = gx_ld_cg(a);
+                gx_consume(sink, v);
+                const u64 t1 = gx_clock();
+                prev = v;
+                if (r >= warm_rounds) {
+                    const u64 d = t1 - t0;
+                    s_cyc[done++] = d > 0xFFFFull ? (unsigned short)0xFFFF : (unsigned short)d;
+                }
+            }
+            if (gx_clock() - t_begin > budget)
+                status = GX_ST_TIMEOUT;
+        }
+        if (tsteps)
+            atomicExch(&flags[1], 1ull);
+        if (status == GX_ST_OK && gx_smid() != want_smid)
+            status = GX_ST_MOVED;
+        res[GX_R_STATUS] = status;
+        res[GX_R_STEPS] = done;
+        res[GX_R_SMID] = gx_smid();
+        res[GX_R_SINK] = prev;
+        hdr[1] = done;
+    }
+    __syncthreads();
+    const u64 n = hdr[1];
+    for (u64 k = threadIdx.x; k < n; k += blockDim.x)
+        cycles_out[k] = s_cyc[k];
+}

@@ -38,6 +38,7 @@ void gx_generate_opts_default(gx_generate_opts *o)
     o->unobservable_bits = 1;
     o->policy = NULL;
     o->mode = GX_GEN_CLASSIC;
+    o->translation = 0;
 }
 
 void gx_generate_opts_wide(gx_generate_opts *o)
@@ -330,6 +331,11 @@ int gx_generate(uint64_t seed, const gx_generate_opts *o, gx_profile **out, gx_m
         if (src != GX_OK) {
             gx_profile_free(p);
             return src;
+        }
+        if (o->translation && !gx_generate_tlb(seed, p)) {
+            gx_profile_free(p);
+            return gx_fail(msg, GX_ERANGE, "gx_generate: seed %llu: no translation hierarchy",
+                           (unsigned long long)seed);
         }
         gx_msg vm;
         gx_msg_clear(&vm);

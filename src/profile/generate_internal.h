@@ -1,5 +1,6 @@
-/* generate_internal.h - what the generator's modes share (generate.c: the
- * classic draws; generate_wide.c: the widened draws of real GPUs' shapes).
+/* generate_internal.h - what the generator's parts share (generate.c: the
+ * classic draws; generate_wide.c: the widened draws of real GPUs' shapes;
+ * generate_tlb.c: the hidden translation hierarchy).
  *
  * Notes: the helpers are static inline so each mode's file keeps its own
  * copy without exported names; every draw comes from the caller's gx_rng. */
@@ -68,5 +69,9 @@ int gx_gen_wide_shape(gx_rng *r, const gx_generate_opts *o, shape *s);
 int gx_gen_wide_hashes(gx_rng *r, const shape *s, gx_profile *p);
 /* Near-far without copies: the levels one SM sees (one, at the mean). */
 void gx_gen_wide_levels(const shape *s, gx_profile *p);
+
+/* Draw p->tlb (present) from the seed's translation stream; p's device and
+ * l2 are already drawn. 0 when no hierarchy fits (never for valid ranges). */
+int gx_generate_tlb(uint64_t seed, gx_profile *p);
 
 #endif

@@ -42,6 +42,16 @@
  *   GX_ST_TIMEOUT; the host also polls with a wall-clock limit of twice the
  *   budget at the nominal clock + 5 s and gives the context up past it.
  *
+ * - xchase: two windows (timed, thrashing), each a VA reservation (room
+ *   for the longest chain of its stride when the driver grants it) whose
+ *   touched granules are mapped (cuMemMap) onto one zeroed physical granule
+ *   of its own; a window is kept while the stride stays and grows by
+ *   mapping more granules. gx_xchase times every access (u16 cycles in
+ *   shared memory, copied out after the run); timed rounds are split over
+ *   launches of what shared memory holds, each later launch repeating one
+ *   warm round. The thrashing block (claimed through res[AUX]) runs until
+ *   the timed one is done.
+ *
  * Notes: every driver call is checked; failures name the call and the
  * driver's error name and text. After a kernel fault or a host timeout the
  * context is unusable and every later call fails with GX_EDEVICE. */
@@ -71,6 +81,18 @@ extern const size_t gx_kernels_fatbin_bytes;
 #define GX_CUDA_PIN_ATTEMPTS 4
 #define GX_CUDA_BUILD_GRID_MAX 8192u
 
+/* A translation chase window: a VA reservation whose granules touched so
+ * far are mapped onto one physical granule (handle) of its own. */
+typedef struct cuda_xwin {
+    CUmemGenericAllocationHandle h; /* 0: none yet */
+    CUdeviceptr va;                 /* 0: no reservation */
+    size_t bytes;                   /* reserved */
+    uint64_t stride;
+    uint64_t mapped;                /* granules mapped, from the start of the window */
+    uint64_t *map_at;               /* their VAs (to unmap) */
+    size_t map_cap;
+} cuda_xwin;
+
 typedef struct cuda_target {
     gx_cu_api api;
     CUdevice dev;
@@ -78,6 +100,13 @@ typedef struct cuda_target {
     CUmodule mod;
     CUfunction f_chase, f_seq, f_pp, f_clear, f_link, f_census;
     CUfunction f_smem;      /* gx_smem_probe (gx_smem.cu) */
+    CUfunction f_xchase;    /* gx_xchase */
+    cuda_xwin xwin[2];      /* translation chase windows: timed, thrashing */
+    CUdeviceptr d_flags;    /* xchase: thrasher running / timed done / sink */
+    CUdeviceptr d_xcyc;     /* xchase: u16 cycles of one launch */
+    size_t d_xcyc_bytes;
+    uint16_t *h_xcyc;
+    size_t h_xcyc_cap;
     uint32_t smem_probe_smem; /* its dynamic shared memory: header + the 64 KiB window */
     uint32_t sm_count;
     uint32_t *smid_map;     /* logical SM -> %smid */
@@ -288,6 +317,25 @@ static void free_dev(cuda_target *c, CUdeviceptr *p)
     *p = 0;
 }
 
+/* Unmap a window's granules and free its reservation (and, with all, its
+ * physical granule). Errors are ignored: this only gives memory back. */
+static void xwin_drop(cuda_target *c, cuda_xwin *w, int all)
+{
+    if (!c->api.MemUnmap)
+        return;
+    for (uint64_t k = 0; k < w->mapped; k++)
+        c->api.MemUnmap(w->map_at[k], c->page_bytes);
+    w->mapped = 0;
+    if (w->va)
+        c->api.MemAddressFree(w->va, w->bytes);
+    w->va = 0;
+    w->bytes = 0;
+    if (all && w->h) {
+        c->api.MemRelease(w->h);
+        w->h = 0;
+    }
+}
+
 static void cuda_close(void *impl)
 {
     cuda_target *c = impl;
@@ -299,6 +347,10 @@ static void cuda_close(void *impl)
         free_dev(c, &c->arena_raw);
         free_dev(c, &c->d_out);
         free_dev(c, &c->d_buf);
+        for (int w = 0; w < 2; w++)
+            xwin_drop(c, &c->xwin[w], 1);
+        free_dev(c, &c->d_flags);
+        free_dev(c, &c->d_xcyc);
         if (c->mod)
             c->api.ModuleUnload(c->mod);
         if (c->ctx)
@@ -309,6 +361,9 @@ static void cuda_close(void *impl)
     free(c->h_buf);
     free(c->h_out);
     free(c->chain);
+    free(c->h_xcyc);
+    for (int w = 0; w < 2; w++)
+        free(c->xwin[w].map_at);
     free(c);
 }
 
@@ -608,6 +663,153 @@ static int cuda_smem_probe(void *impl, const gx_smem_probe_req *req, double *cyc
     return GX_OK;
 }
 
+/* ---- translation chase --------------------------------------------------- */
+
+/* Make window w hold steps pages at stride (mapped, zeroed physical granule). */
+static int xwin_prepare(cuda_target *c, cuda_xwin *w, uint64_t stride, uint64_t steps,
+                        gx_msg *msg)
+{
+    const uint64_t g = c->page_bytes;
+    if (!w->h) {
+        gx_cu_alloc_prop prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = GX_CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = GX_CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = c->dev;
+        CU_TRY(c, c->api.MemCreate(&w->h, g, &prop, 0), "cuMemCreate (xchase granule)", msg);
+    }
+    const uint64_t need = (steps - 1) * stride + g;
+    if (w->va && (w->stride != stride || w->bytes < need))
+        xwin_drop(c, w, 0);
+    if (!w->va) {
+        /* room for the longest chain of this stride, else just this one */
+        uint64_t max = (uint64_t)(GX_XCHASE_MAX_WINDOW_BYTES / stride);
+        if (max > GX_XCHASE_MAX_STEPS)
+            max = GX_XCHASE_MAX_STEPS;
+        uint64_t want = ((max - 1) * stride + g + g - 1) / g * g;
+        CUdeviceptr va = 0;
+        if (c->api.MemAddressReserve(&va, want, g, 0, 0) != GX_CUDA_SUCCESS) {
+            want = (need + g - 1) / g * g;
+            CU_TRY(c, c->api.MemAddressReserve(&va, want, g, 0, 0),
+                   "cuMemAddressReserve (xchase window)", msg);
+        }
+        w->va = va;
+        w->bytes = want;
+        w->stride = stride;
+    }
+    gx_cu_access_desc acc = {{GX_CU_MEM_LOCATION_TYPE_DEVICE, c->dev},
+                             GX_CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    uint64_t last = w->mapped ? (w->map_at[w->mapped - 1] - w->va) / g : UINT64_MAX;
+    for (uint64_t i = 0; i < steps; i++) {
+        uint64_t k = i * stride / g; /* the granule of step i (8-byte loads never cross one) */
+        if (last != UINT64_MAX && k <= last)
+            continue;
+        int rc = ensure_host(&w->map_at, &w->map_cap, w->mapped + 1, sizeof *w->map_at, msg);
+        if (rc != GX_OK)
+            return rc;
+        CUdeviceptr at = w->va + k * g;
+        CU_TRY(c, c->api.MemMap(at, g, 0, w->h, 0), "cuMemMap (xchase window)", msg);
+        w->map_at[w->mapped++] = at;
+        CU_TRY(c, c->api.MemSetAccess(at, g, &acc, 1), "cuMemSetAccess (xchase window)", msg);
+        if (w->mapped == 1)
+            CU_TRY(c, c->api.MemsetD8(at, 0, g), "cuMemsetD8 (xchase granule)", msg);
+        last = k;
+    }
+    return GX_OK;
+}
+
+/* One launch: warm rounds then `timed` rounds; cycles into h_xcyc. */
+static int xchase_launch(cuda_target *c, const gx_xchase_req *req, uint64_t warm, uint64_t timed,
+                         gx_msg *msg)
+{
+    int rc;
+    const uint64_t n = (uint64_t)req->steps * timed;
+    if ((rc = ensure_dev(c, &c->d_xcyc, &c->d_xcyc_bytes, n * sizeof(uint16_t), msg)) != GX_OK ||
+        (rc = ensure_host(&c->h_xcyc, &c->h_xcyc_cap, n, sizeof(uint16_t), msg)) != GX_OK ||
+        (rc = ensure_out(c, 0, msg)) != GX_OK)
+        return rc;
+    uint64_t stride = req->stride_bytes, steps = req->steps, zero = 0, linger = 0, ticket = 0;
+    uint64_t tstride = req->thrash_stride_bytes, tsteps = req->thrash_steps;
+    uint64_t budget = budget_for(c, (warm + timed) * steps);
+    uint32_t smid = c->smid_map[req->sm], tsmid = tsteps ? c->smid_map[req->thrash_sm] : 0;
+    CUdeviceptr base = c->xwin[0].va, tbase = tsteps ? c->xwin[1].va : 0;
+    void *params[] = {&base,   &stride, &steps, &warm,   &timed,  &smid,    &linger,
+                      &zero,   &budget, &c->d_out, &c->d_xcyc, &ticket, &tbase, &tstride,
+                      &tsteps, &tsmid,  &c->d_flags};
+    for (int attempt = 0; attempt < GX_CUDA_PIN_ATTEMPTS; attempt++) {
+        CU_TRY(c, c->api.MemsetD8(c->d_flags, 0, 4 * sizeof(uint64_t)), "cuMemsetD8 (flags)",
+               msg);
+        unsigned grid = c->sm_count * (!c->one_block_per_sm || attempt >= 2 ? 4u : 1u);
+        linger = (attempt == 0 && c->one_block_per_sm) ? 0 : GX_CUDA_LINGER_CYCLES;
+        ticket = ++c->ticket;
+        c->launches++;
+        if (attempt)
+            c->relaunches++;
+        if ((rc = launch(c, c->f_xchase, "gx_xchase", grid, GX_CHASE_THREADS, c->pin_smem,
+                         params, tsteps ? 2 * budget : budget, msg)) != GX_OK ||
+            (rc = read_out(c, 0, msg)) != GX_OK)
+            return rc;
+        const uint64_t *res = c->h_out;
+        if (res[GX_R_CLAIM] != ticket || res[GX_R_STATUS] == GX_ST_MOVED ||
+            (tsteps && res[GX_R_AUX] != ticket))
+            continue;
+        if (res[GX_R_STATUS] == GX_ST_TIMEOUT)
+            return gx_fail(msg, GX_ETIMEOUT, "cuda: xchase on SM %u stopped by its budget of "
+                           "%llu cycles", req->sm, (unsigned long long)budget);
+        if (res[GX_R_STEPS] != n)
+            return gx_fail(msg, GX_EDEVICE, "cuda: xchase timed %llu of %llu accesses",
+                           (unsigned long long)res[GX_R_STEPS], (unsigned long long)n);
+        CU_TRY(c, c->api.MemcpyDtoH(c->h_xcyc, c->d_xcyc, n * sizeof(uint16_t)),
+               "cuMemcpyDtoH (xchase cycles)", msg);
+        return GX_OK;
+    }
+    return gx_fail(msg, GX_EDEVICE,
+                   "cuda: gx_xchase did not run on SM %u%s in %d launches (is another process "
+                   "using the GPU?)",
+                   req->sm, tsteps ? " and the thrashing SM" : "", GX_CUDA_PIN_ATTEMPTS);
+}
+
+/* Timed rounds split over launches of what shared memory holds (u16 each);
+ * each launch after the first repeats one warm round. */
+static int cuda_xchase(void *impl, const gx_xchase_req *req, double *cycles, gx_msg *msg)
+{
+    cuda_target *c = impl;
+    int rc;
+    if (c->broken)
+        return gx_fail(msg, GX_EDEVICE, "cuda: the GPU context is unusable after an earlier failure");
+    if (!c->api.MemCreate || !c->api.MemAddressReserve || !c->api.MemMap ||
+        !c->api.MemSetAccess || !c->api.MemUnmap || !c->api.MemAddressFree ||
+        !c->api.MemRelease || !c->f_xchase)
+        return gx_fail(msg, GX_EUNSUPPORTED,
+                       "cuda: xchase needs the driver's virtual memory management (cuMemMap)");
+    CU_TRY(c, c->api.CtxSetCurrent(c->ctx), "cuCtxSetCurrent", msg);
+    const uint64_t cap = (c->pin_smem - GX_HDR_BYTES) / sizeof(uint16_t);
+    if (req->steps > cap)
+        return gx_fail(msg, GX_ERANGE, "cuda: xchase of %u steps: one round's cycles pass the "
+                       "%llu a block's shared memory holds", req->steps, (unsigned long long)cap);
+    if (!c->d_flags)
+        CU_TRY(c, c->api.MemAlloc(&c->d_flags, 4 * sizeof(uint64_t)), "cuMemAlloc (flags)", msg);
+    if ((rc = xwin_prepare(c, &c->xwin[0], req->stride_bytes, req->steps, msg)) != GX_OK)
+        return rc;
+    if (req->thrash_steps &&
+        (rc = xwin_prepare(c, &c->xwin[1], req->thrash_stride_bytes, req->thrash_steps, msg)) !=
+            GX_OK)
+        return rc;
+    const uint64_t per = cap / req->steps;
+    uint64_t done = 0, warm = req->warm_rounds;
+    while (done < req->timed_rounds) {
+        uint64_t t = req->timed_rounds - done < per ? req->timed_rounds - done : per;
+        if ((rc = xchase_launch(c, req, warm, t, msg)) != GX_OK)
+            return rc;
+        const uint64_t n = t * req->steps;
+        for (uint64_t k = 0; k < n; k++)
+            cycles[done * req->steps + k] = (double)c->h_xcyc[k];
+        done += t;
+        warm = 1;
+    }
+    return GX_OK;
+}
+
 static const gx_target_ops cuda_ops = {
     .close = cuda_close,
     .arena = cuda_arena,
@@ -615,6 +817,7 @@ static const gx_target_ops cuda_ops = {
     .seq = cuda_seq,
     .prime_probe = cuda_prime_probe,
     .smem_probe = cuda_smem_probe,
+    .xchase = cuda_xchase,
 };
 
 int gx_cuda_target_counters(const gx_target *t, uint64_t *launches, uint64_t *relaunches)
@@ -662,7 +865,7 @@ static int setup_pinning(cuda_target *c, gx_msg *msg)
     c->pp_smem = c->pin_smem;
     if (c->one_block_per_sm && (uint32_t)optin > c->pin_smem)
         c->pp_smem = (uint32_t)optin / 128u * 128u;
-    CUfunction fs[] = {c->f_chase, c->f_seq, c->f_pp, c->f_census};
+    CUfunction fs[] = {c->f_chase, c->f_seq, c->f_pp, c->f_census, c->f_xchase};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
         CU_OPEN(c,
                 c->api.FuncSetAttribute(fs[i], GX_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -772,6 +975,7 @@ static int load_module(cuda_target *c, int cc_major, int cc_minor, gx_msg *msg)
         {"gx_chain_link", offsetof(cuda_target, f_link)},
         {"gx_census", offsetof(cuda_target, f_census)},
         {"gx_smem_probe", offsetof(cuda_target, f_smem)},
+        {"gx_xchase", offsetof(cuda_target, f_xchase)},
     };
     for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
         CUfunction f = NULL;

@@ -14,9 +14,11 @@
 typedef struct sym_slot {
     const char *name;
     size_t offset;
+    int optional; /* missing: left NULL (the feature answers GX_EUNSUPPORTED) */
 } sym_slot;
 
-#define SLOT(field, sym) {sym, offsetof(gx_cu_api, field)}
+#define SLOT(field, sym) {sym, offsetof(gx_cu_api, field), 0}
+#define OPT_SLOT(field, sym) {sym, offsetof(gx_cu_api, field), 1}
 static const sym_slot slots[] = {
     SLOT(Init, "cuInit"),
     SLOT(DriverGetVersion, "cuDriverGetVersion"),
@@ -43,8 +45,16 @@ static const sym_slot slots[] = {
     SLOT(StreamQuery, "cuStreamQuery"),
     SLOT(GetErrorName, "cuGetErrorName"),
     SLOT(GetErrorString, "cuGetErrorString"),
+    OPT_SLOT(MemCreate, "cuMemCreate"),
+    OPT_SLOT(MemRelease, "cuMemRelease"),
+    OPT_SLOT(MemAddressReserve, "cuMemAddressReserve"),
+    OPT_SLOT(MemAddressFree, "cuMemAddressFree"),
+    OPT_SLOT(MemMap, "cuMemMap"),
+    OPT_SLOT(MemUnmap, "cuMemUnmap"),
+    OPT_SLOT(MemSetAccess, "cuMemSetAccess"),
 };
 #undef SLOT
+#undef OPT_SLOT
 
 int gx_cu_api_load(gx_cu_api *api, gx_msg *msg)
 {
@@ -61,6 +71,8 @@ int gx_cu_api_load(gx_cu_api *api, gx_msg *msg)
     }
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         void *sym = dlsym(lib, slots[i].name);
+        if (!sym && slots[i].optional)
+            continue;
         if (!sym) {
             dlclose(lib);
             memset(api, 0, sizeof *api);

@@ -63,6 +63,17 @@ typedef struct gx_cu_alloc_prop { /* CUmemAllocationProp (v1) */
     } alloc_flags;
 } gx_cu_alloc_prop;
 
+/* virtual memory management (cuMemCreate ...): optional entry points */
+typedef unsigned long long CUmemGenericAllocationHandle;
+#define GX_CU_MEM_ACCESS_FLAGS_PROT_READWRITE 3
+typedef struct gx_cu_access_desc { /* CUmemAccessDesc */
+    struct {
+        int type; /* CUmemLocationType */
+        int id;
+    } location;
+    int flags; /* CUmemAccess_flags */
+} gx_cu_access_desc;
+
 typedef struct gx_cu_api {
     void *lib;
     CUresult (*Init)(unsigned flags);
@@ -93,6 +104,19 @@ typedef struct gx_cu_api {
     CUresult (*StreamQuery)(CUstream stream);
     CUresult (*GetErrorName)(CUresult err, const char **name);
     CUresult (*GetErrorString)(CUresult err, const char **text);
+    /* optional (NULL when the driver lacks them): the translation chase's
+     * windows, one physical granule mapped at many places */
+    CUresult (*MemCreate)(CUmemGenericAllocationHandle *h, size_t size,
+                          const gx_cu_alloc_prop *prop, unsigned long long flags);
+    CUresult (*MemRelease)(CUmemGenericAllocationHandle h);
+    CUresult (*MemAddressReserve)(CUdeviceptr *ptr, size_t size, size_t alignment,
+                                  CUdeviceptr addr, unsigned long long flags);
+    CUresult (*MemAddressFree)(CUdeviceptr ptr, size_t size);
+    CUresult (*MemMap)(CUdeviceptr ptr, size_t size, size_t offset,
+                       CUmemGenericAllocationHandle h, unsigned long long flags);
+    CUresult (*MemUnmap)(CUdeviceptr ptr, size_t size);
+    CUresult (*MemSetAccess)(CUdeviceptr ptr, size_t size, const gx_cu_access_desc *desc,
+                             size_t count);
 } gx_cu_api;
 
 /* Open libcuda (or $GX_CUDA_LIB) and resolve every entry point. On failure

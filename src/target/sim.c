@@ -22,6 +22,11 @@
  *   shares the target SM's near partition; then the probes run in order on
  *   SM sm, each timed (latency + timer overhead).
  *
+ * - xchase: the timed window at 64 TiB and the thrashing one 16 TiB above,
+ *   each aliased (gx_vmem_alias) onto one frame of its own; the two
+ *   threads alternate one access each (the thrashing one first); each timed
+ *   access reports its latency + the timer overhead + jitter.
+ *
  * Notes: a client of the memory system (memsys.h), which joins the parts;
  * the l2 runs with noise and skew on; all randomness comes from the
  * open seed (and the profile's frames_seed for placement), so the same seed
@@ -45,6 +50,10 @@ _Static_assert(GX_PROFILE_MAX_PAGE_BYTES <= SIM_PHYS_BYTES,
                "a valid profile's page must fit the simulated frames");
 #define SIM_MAX_ARENA_BYTES (8ULL << 30)
 #define SIM_VA_STRIDE (1ULL << 40) /* each arena starts at a new TiB */
+/* translation chase windows (target.h): above every arena a run makes, below
+ * the 48-bit VA (256 TiB) of a four-level table of 4 KiB pages */
+#define SIM_XWIN_TIMED (64ULL << 40)
+#define SIM_XWIN_THRASH (SIM_XWIN_TIMED + GX_XCHASE_MAX_WINDOW_BYTES)
 /* The chase knows its future addresses: each is hashed once (gx_l2_locate)
  * this many steps ahead and its sets loaded into the host's caches
  * (gx_l2_prefetch_loc). Measured on hopper-like (5 MB of model state, more
@@ -233,6 +242,49 @@ static int sim_smem_probe_op(void *impl, const gx_smem_probe_req *req, double *c
     return sim_smem_probe(((sim_target *)impl)->smem, req, cycles, msg);
 }
 
+/* Translation chase (target.h): the timed window and the thrashing one at
+ * fixed places above the arenas, both aliased onto one physical frame. */
+static double xchase_access(sim_target *s, uint64_t va, uint32_t sm)
+{
+    if (s->xlate) {
+        gx_memsys_req q = {va, sm, 1, (uint8_t)GX_L2_READ};
+        gx_memsys_res r;
+        gx_memsys_access_group(s->ms, &q, 1, s->clock, &r);
+        s->clock += r.latency_cycles;
+        return r.latency_cycles;
+    }
+    uint64_t sectors = 0;
+    return gx_memsys_access_off(s->ms, va, 1, sm, GX_L2_READ, NULL, &sectors);
+}
+
+static inline uint64_t xchase_va(uint64_t base, uint64_t stride, uint32_t i)
+{
+    return base + (uint64_t)i * stride;
+}
+
+static int sim_xchase(void *impl, const gx_xchase_req *req, double *cycles, gx_msg *msg)
+{
+    (void)msg;
+    sim_target *s = impl;
+    uint32_t at = 0, th = 0;
+    const uint32_t rounds = req->warm_rounds + req->timed_rounds;
+    for (uint32_t r = 0; r < rounds; r++) {
+        for (uint32_t i = 0; i < req->steps; i++) {
+            if (req->thrash_steps) {
+                (void)xchase_access(s, xchase_va(SIM_XWIN_THRASH, req->thrash_stride_bytes, th),
+                                    req->thrash_sm);
+                if (++th == req->thrash_steps)
+                    th = 0;
+            }
+            double lat = xchase_access(s, xchase_va(SIM_XWIN_TIMED, req->stride_bytes, i),
+                                       req->sm);
+            if (r >= req->warm_rounds)
+                cycles[at++] = lat + timer_reading(s);
+        }
+    }
+    return GX_OK;
+}
+
 static const gx_target_ops sim_ops = {
     .close = sim_close,
     .arena = sim_arena,
@@ -240,6 +292,7 @@ static const gx_target_ops sim_ops = {
     .seq = sim_seq,
     .prime_probe = sim_prime_probe,
     .smem_probe = sim_smem_probe_op,
+    .xchase = sim_xchase,
 };
 
 static int check_runnable(const gx_profile *p, const char *path, gx_msg *msg)
@@ -280,6 +333,8 @@ int gx_sim_target_open(const char *profile_path, uint64_t seed, const gx_target_
         s->l2 = gx_memsys_l2(s->ms);
         s->vm = gx_memsys_vmem(s->ms);
         s->xlate = gx_memsys_translating(s->ms);
+        gx_vmem_alias(s->vm, SIM_XWIN_TIMED, 2 * GX_XCHASE_MAX_WINDOW_BYTES,
+                      (uint32_t)__builtin_ctzll(GX_XCHASE_MAX_WINDOW_BYTES), SIM_XWIN_TIMED);
     }
     if (rc == GX_OK && !(s->near_sms = malloc(p->device.sm_count * sizeof *s->near_sms)))
         rc = gx_fail(msg, GX_ENOMEM, "sim: out of memory");

@@ -236,6 +236,58 @@ int gx_target_smem_probe(gx_target *t, const gx_smem_probe_req *req, double *cyc
     return rc;
 }
 
+static int check_xchain(uint64_t stride, uint32_t steps, const char *what, gx_msg *msg)
+{
+    if (stride < GX_XCHASE_MIN_STRIDE || stride % GX_XCHASE_MIN_STRIDE)
+        return gx_fail(msg, GX_EINVAL, "xchase: %s stride %llu is not a multiple of %u", what,
+                       (unsigned long long)stride, GX_XCHASE_MIN_STRIDE);
+    if (steps == 0 || steps > GX_XCHASE_MAX_STEPS)
+        return gx_fail(msg, GX_ERANGE, "xchase: %s steps %u outside 1..%u", what, steps,
+                       GX_XCHASE_MAX_STEPS);
+    if (stride > GX_XCHASE_MAX_WINDOW_BYTES / steps)
+        return gx_fail(msg, GX_ERANGE, "xchase: %s window of %u x %llu bytes passes %llu", what,
+                       steps, (unsigned long long)stride,
+                       (unsigned long long)GX_XCHASE_MAX_WINDOW_BYTES);
+    return GX_OK;
+}
+
+int gx_target_xchase(gx_target *t, const gx_xchase_req *req, double *cycles, gx_msg *msg)
+{
+    int rc;
+    if (!req || !cycles)
+        return gx_fail(msg, GX_EINVAL, "xchase needs a request and a cycles buffer");
+    if (!t->ops->xchase)
+        return gx_fail(msg, GX_EUNSUPPORTED, "xchase: target %s has no translation chase",
+                       t->info.spec);
+    if (req->timed_rounds == 0 || req->timed_rounds > GX_XCHASE_MAX_ROUNDS ||
+        req->warm_rounds > GX_XCHASE_MAX_ROUNDS)
+        return gx_fail(msg, GX_ERANGE, "xchase: rounds (warm %u, timed %u) outside 0..%u, 1..%u",
+                       req->warm_rounds, req->timed_rounds, GX_XCHASE_MAX_ROUNDS,
+                       GX_XCHASE_MAX_ROUNDS);
+    if ((rc = check_sm(t, req->sm, msg)) != GX_OK ||
+        (rc = check_xchain(req->stride_bytes, req->steps, "timed", msg)) != GX_OK)
+        return rc;
+    if (req->thrash_steps) {
+        if ((rc = check_sm(t, req->thrash_sm, msg)) != GX_OK ||
+            (rc = check_xchain(req->thrash_stride_bytes, req->thrash_steps, "thrash", msg)) !=
+                GX_OK)
+            return rc;
+        if (req->thrash_sm == req->sm)
+            return gx_fail(msg, GX_EINVAL, "xchase: the thrashing SM must differ from SM %u",
+                           req->sm);
+    }
+    double t0 = gx_monotonic_seconds();
+    rc = t->ops->xchase(t->impl, req, cycles, msg);
+    t->stats.seconds += gx_monotonic_seconds() - t0;
+    t->stats.calls++;
+    uint64_t n = (uint64_t)(req->warm_rounds + req->timed_rounds) * req->steps;
+    /* the thrashing thread's accesses run beside the timed ones (the sim
+     * target alternates one each): counted once more, not serial */
+    t->stats.accesses += req->thrash_steps ? 2 * n : n;
+    t->stats.serial_accesses += n;
+    return rc;
+}
+
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s)
 {
     *s = t->stats;

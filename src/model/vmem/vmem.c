@@ -52,8 +52,27 @@ void gx_vmem_free(gx_vmem *vm)
     free(vm);
 }
 
+void gx_vmem_alias(gx_vmem *vm, uint64_t base, uint64_t bytes, uint32_t window_shift,
+                   uint64_t target_va)
+{
+    vm->alias_base = base;
+    vm->alias_bytes = bytes;
+    vm->alias_shift = window_shift;
+    vm->alias_target = target_va & ~(vm->frame_bytes - 1);
+}
+
+static inline uint64_t unalias(const gx_vmem *vm, uint64_t va)
+{
+    uint64_t d = va - vm->alias_base;
+    if (d < vm->alias_bytes)
+        return vm->alias_target + ((d >> vm->alias_shift) << vm->frame_shift) +
+               (d & (vm->frame_bytes - 1));
+    return va;
+}
+
 uint64_t gx_vmem_pa(gx_vmem *vm, uint64_t va)
 {
+    va = unalias(vm, va);
     uint64_t vfn = va >> vm->frame_shift, off = va & (vm->frame_bytes - 1);
     uint64_t k = vfn - vm->arena_base;
     if (k < vm->arena_frames) {
@@ -77,6 +96,7 @@ void gx_vmem_usage(const gx_vmem *vm, uint64_t *pages, uint64_t *frames)
 
 int gx_vmem_pa_known(const gx_vmem *vm, uint64_t va, uint64_t *pa)
 {
+    va = unalias(vm, va);
     uint64_t vfn = va >> vm->frame_shift, off = va & (vm->frame_bytes - 1);
     uint64_t k = vfn - vm->arena_base;
     if (k < vm->arena_frames) {

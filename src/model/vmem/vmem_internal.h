@@ -43,6 +43,9 @@ struct gx_vmem {
     uint64_t xl_vfn[XLATE_ENTRIES], xl_pa[XLATE_ENTRIES];
     uint8_t xl_valid[XLATE_ENTRIES];
     gx_ptable pt;
+    /* physical alias window (gx_vmem_alias): bytes 0 = none */
+    uint64_t alias_base, alias_bytes, alias_target;
+    uint32_t alias_shift;
 };
 
 int gx_vmem_pt_init(gx_vmem *vm, const gx_tlb_cfg *t, uint64_t phys_bytes, gx_msg *msg);

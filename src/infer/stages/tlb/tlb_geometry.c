@@ -1,0 +1,274 @@
+/* tlb_geometry.c - one TLB level's entries, ways and entry reach from
+ * translation chases (method of docs/discovery.md, "tlb").
+ *
+ * Model assumed: a level of `sets` (a power of two) x `ways` entries, each
+ * covering `reach` bytes of VA (a power of two multiple of the page), set
+ * index (VA / reach) mod sets, replacement that misses every access of a
+ * cyclic chase longer than a set holds (LRU). A chase's verdict (hit /
+ * miss, tlb_classify) is against the level's own latency: an access that
+ * hits a nearer level is faster and counts as a hit.
+ *
+ * Steps:
+ * 1. bytes: the knee of a chase over consecutive pages (stride = the
+ *    granule, or the smallest power-of-two multiple that fits the
+ *    primitive), bracketed around the curve's hint, then bisected to
+ *    BYTES_PRECISION. Consecutive entries fill the sets evenly, so the knee
+ *    lies between entries x reach and (entries + sets) x reach. When that
+ *    chase never misses, the same at the curve's stride (knee_bytes).
+ * 2. reach: the smallest candidate r (granule x 2^b up to TLB_MAX_REACH)
+ *    whose predicted entry count E = bytes / r holds at stride 3r: a chase
+ *    of 0.6 E pages hits and one of 1.5 E misses. At stride 3r the entries
+ *    are 3 apart, an odd step that visits every set evenly, so the level
+ *    holds exactly its entries; a candidate below the reach predicts too
+ *    many entries (its 0.6 E misses), one above it is not reached first.
+ *    Power-of-two strides alone cannot tell reach from sets: (r, sets) and
+ *    (2r, sets / 2) fill alike.
+ * 3. sets: at stride r x 2^m the chase uses sets / 2^m sets; a chase of
+ *    1.5 E / 2^m pages misses while that still halves the capacity and
+ *    hits once one set is all that is left (then the capacity is `ways`
+ *    and stays). sets = 2^M, M the last m that halved.
+ *    Rounding of the knee can stop this one halving early or late, so:
+ * 4. ways: at stride r x 2^M the longest chase that hits, w. If w + 1
+ *    pages miss only in part (less than PARTIAL_FRACTION of an all-miss
+ *    chase's extra cycles: two sets, one overflowing), M + 1 and again.
+ *    Then M is lowered while w + 1 pages at stride r x 2^(M - 1) still miss
+ *    every access (one set there too): M is the first power of two at which
+ *    the chase uses one set, exactly, and ways = w.
+ * entries = sets x ways; consistent when it agrees with bytes / reach
+ * within the knee's spread (1 + 1/ways) and CONSISTENCY. */
+#include <math.h>
+#include <stdio.h>
+
+#include "tlb_internal.h"
+
+#define BYTES_PRECISION 64  /* knee bisected to 1/64 of its steps */
+#define HIT_FRACTION 0.6    /* of the predicted entries: must hit (the knee overestimates
+                               by up to 1/ways: 0.6 x 1.5 < 1) */
+#define MISS_FRACTION 1.5   /* of the predicted entries: every set holds ways + 1 or more */
+#define CONSISTENCY 0.1     /* relative slack between sets x ways and bytes / reach */
+#define MAX_SET_FIXES 2     /* halvings added when ways + 1 pages miss only in part */
+#define PARTIAL_FRACTION 0.75 /* of an all-miss chase's extra cycles: one set overflowing
+                                 in two gives about half */
+#define TLB_SAMPLES_EXACT 8192
+
+static int verdict_at(tlb_meter *m, uint64_t stride, uint32_t n, double cyc, int *v,
+                      gx_msg *msg)
+{
+    if (n < 1)
+        n = 1;
+    if (n > tlb_max_steps(stride)) {
+        *v = TLB_UNSURE;
+        return GX_OK;
+    }
+    return tlb_classify(m, stride, n, cyc, v, msg);
+}
+
+/* Step 1 at strides of `base` (doubled until the knee fits the primitive):
+ * g->bytes = the longest chase that hits x its stride. */
+static int knee_bytes_at(tlb_meter *m, double cyc, uint64_t base, uint64_t hint_stride,
+                         uint32_t hint_hit, tlb_geom *g, gx_msg *msg)
+{
+    uint64_t stride = base;
+    double hint_bytes = (double)hint_hit * (double)hint_stride;
+    while (4.0 * hint_bytes / (double)stride > (double)tlb_max_steps(stride))
+        stride *= 2;
+    uint32_t max = tlb_max_steps(stride);
+    uint32_t n = (uint32_t)fmax(1.0, hint_bytes / (double)stride / 2);
+    uint32_t lo = 0, hi = 0;
+    int v, rc;
+    while (!hi) { /* upward until a miss */
+        if ((rc = verdict_at(m, stride, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE && n < max) { /* in the knee's spread: one step further */
+            n = n + n / 8 + 1;
+            continue;
+        }
+        if (v == TLB_MISS || n >= max) {
+            if (v != TLB_MISS) {
+                snprintf(g->why, sizeof g->why, "no end within %u pages", max);
+                return GX_OK;
+            }
+            hi = n;
+        } else {
+            lo = n;
+            n = n * 2 > max ? max : n * 2;
+        }
+    }
+    while (!lo) { /* downward until a hit */
+        n = hi / 2;
+        if (!n) {
+            snprintf(g->why, sizeof g->why, "even one page misses");
+            return GX_OK;
+        }
+        if ((rc = verdict_at(m, stride, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_HIT)
+            lo = n;
+        else
+            hi = n;
+    }
+    while (hi - lo > 1 && (hi - lo) * BYTES_PRECISION > lo) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((rc = verdict_at(m, stride, mid, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_HIT)
+            lo = mid;
+        else
+            hi = mid; /* unsure counts as the knee's start */
+    }
+    g->bytes = (uint64_t)lo * stride;
+    return GX_OK;
+}
+
+/* Step 1: consecutive granules; when the chase never misses there (a walk
+ * helped by the neighbours of the previous walk's fetch can cost less
+ * than a hit in this level), the curve's stride: its knee gives the bytes
+ * for an entry reach of at least that stride, and a smaller reach then
+ * fails the consistency of step 4. */
+static int knee_bytes(tlb_meter *m, double cyc, uint64_t hint_stride, uint32_t hint_hit,
+                      tlb_geom *g, gx_msg *msg)
+{
+    int rc = knee_bytes_at(m, cyc, m->granule, hint_stride, hint_hit, g, msg);
+    if (rc != GX_OK || g->bytes || hint_stride == m->granule)
+        return rc;
+    g->why[0] = '\0';
+    return knee_bytes_at(m, cyc, hint_stride, hint_stride, hint_hit, g, msg);
+}
+
+/* Step 2: the smallest reach whose entry count holds at stride 3 x reach. */
+static int find_reach(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    for (uint64_t r = m->granule; r <= TLB_MAX_REACH; r *= 2) {
+        double e = (double)g->bytes / (double)r;
+        if (e < 1)
+            break;
+        uint32_t n1 = (uint32_t)floor(HIT_FRACTION * e), n2 = (uint32_t)ceil(MISS_FRACTION * e);
+        if (n2 <= n1)
+            n2 = n1 + 1;
+        int v1, v2, rc;
+        if ((rc = verdict_at(m, 3 * r, n1, cyc, &v1, msg)) != GX_OK)
+            return rc;
+        if (v1 != TLB_HIT)
+            continue;
+        if ((rc = verdict_at(m, 3 * r, n2, cyc, &v2, msg)) != GX_OK)
+            return rc;
+        if (v2 == TLB_MISS) {
+            g->reach = r;
+            return GX_OK;
+        }
+    }
+    snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count",
+             (unsigned long long)(TLB_MAX_REACH >> 20));
+    return GX_OK;
+}
+
+/* Step 4 at one stride: the longest chase that hits, bisected in [1, about
+ * 1.25 x the capacity e_here predicts + 2]; *w 0 (g->why) when unsure. */
+static int ways_at(tlb_meter *m, double cyc, uint64_t stride, double e_here, uint32_t *w,
+                   tlb_geom *g, gx_msg *msg)
+{
+    int v, rc;
+    *w = 0;
+    uint32_t lo = 1, hi = (uint32_t)ceil(1.25 * e_here) + 2;
+    if ((rc = verdict_at(m, stride, hi, cyc, &v, msg)) != GX_OK)
+        return rc;
+    if (v != TLB_MISS) {
+        snprintf(g->why, sizeof g->why, "ways: %u pages in one set still hit", hi);
+        return GX_OK;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((rc = verdict_at(m, stride, mid, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE) {
+            snprintf(g->why, sizeof g->why, "ways: unsure at %u pages in one set", mid);
+            return GX_OK;
+        }
+        if (v == TLB_HIT)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *w = lo;
+    return GX_OK;
+}
+
+/* Steps 3 and 4. */
+static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    const double e = (double)g->bytes / (double)g->reach;
+    int v, rc, M = -1;
+    for (int k = 1; (double)(1ULL << (k - 1)) <= e; k++) {
+        uint32_t n = (uint32_t)ceil(MISS_FRACTION * e / (double)(1ULL << k));
+        if (n < 2)
+            n = 2;
+        if ((rc = verdict_at(m, g->reach << k, n, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v == TLB_UNSURE) {
+            snprintf(g->why, sizeof g->why, "sets: unsure at stride reach x %llu",
+                     1ULL << k);
+            return GX_OK;
+        }
+        if (v == TLB_HIT) {
+            M = k - 1;
+            break;
+        }
+    }
+    if (M < 0) {
+        snprintf(g->why, sizeof g->why, "sets: the capacity never stopped halving");
+        return GX_OK;
+    }
+    uint32_t w = 0;
+    for (int fix = 0; fix <= MAX_SET_FIXES; fix++) {
+        if ((rc = ways_at(m, cyc, g->reach << M, e / (double)(1ULL << M), &w, g, msg)) != GX_OK ||
+            !w)
+            return rc;
+        /* one set holds w: w + 1 pages miss every access; two sets hold w
+         * between them: w + 1 pages miss about half (then one more halving) */
+        double part, full;
+        if ((rc = tlb_mean(m, g->reach << M, w + 1, TLB_SAMPLES_EXACT, &part, msg)) != GX_OK ||
+            (rc = tlb_mean(m, g->reach << M, 2 * w + 2, TLB_SAMPLES_EXACT, &full, msg)) != GX_OK)
+            return rc;
+        if (part - cyc >= PARTIAL_FRACTION * (full - cyc))
+            break;
+        M++;
+        if (fix == MAX_SET_FIXES) {
+            snprintf(g->why, sizeof g->why, "sets: %u pages never fill one set", w + 1);
+            return GX_OK;
+        }
+    }
+    /* the smallest power of two that is still one set: w + 1 pages at the
+     * stride below miss every access only when it is one set too */
+    while (M > 0) {
+        if ((rc = verdict_at(m, g->reach << (M - 1), w + 1, cyc, &v, msg)) != GX_OK)
+            return rc;
+        if (v != TLB_MISS)
+            break;
+        M--;
+    }
+    uint32_t lo = w;
+    g->ways = lo;
+    g->sets = 1u << M;
+    g->entries = g->sets * g->ways;
+    double ent = g->entries;
+    g->consistent = ent <= e * (1 + CONSISTENCY) + 1 &&
+                    e <= ent * (1 + 1.0 / g->ways) * (1 + CONSISTENCY) + 1;
+    return GX_OK;
+}
+
+int tlb_geometry(tlb_meter *m, double cycles, uint64_t hint_stride, uint32_t hint_hit,
+                 uint32_t hint_miss, tlb_geom *g, gx_msg *msg)
+{
+    (void)hint_miss;
+    g->cycles = cycles;
+    g->bytes = g->reach = 0;
+    g->sets = g->ways = g->entries = 0;
+    g->consistent = 0;
+    g->why[0] = '\0';
+    int rc = knee_bytes(m, cycles, hint_stride, hint_hit, g, msg);
+    if (rc != GX_OK || !g->bytes)
+        return rc;
+    if ((rc = find_reach(m, cycles, g, msg)) != GX_OK || !g->reach)
+        return rc;
+    return sets_and_ways(m, cycles, g, msg);
+}

@@ -1,0 +1,77 @@
+/* tlb_internal.h - private to the tlb stage (src/infer/stages/tlb/): the
+ * translation-chase measurements (tlb_measure.c) and the stage's state.
+ * Uses only the target interface (gx_target_xchase). */
+#ifndef GX_INFER_TLB_INTERNAL_H
+#define GX_INFER_TLB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuxray/target.h"
+
+/* A latency step smaller than this is not a translation level: above the
+ * noise of a mean over thousands of per-step medians (well under a cycle),
+ * below the ~10-cycle steps an H200 shows. */
+#define TLB_JUMP_CYCLES 5.0
+/* A test chase "hits" a level when its mean is within HIT of the level's
+ * latency and "misses" when it is MISS above it; between: unsure (retried
+ * with more rounds, then unknown). Half and all of the smallest step. */
+#define TLB_HIT_CYCLES (TLB_JUMP_CYCLES / 2)
+#define TLB_MISS_CYCLES TLB_JUMP_CYCLES
+
+struct gx_infer;
+
+typedef struct tlb_meter {
+    struct gx_infer *ctx; /* every chase's mean is recorded (infer_data_append) when recording */
+    gx_target *t;
+    uint32_t sm;
+    uint64_t granule; /* the target's allocation granule: the smallest stride used */
+    double *buf;
+    size_t cap;
+    uint64_t chases; /* xchase calls made */
+} tlb_meter;
+
+enum { TLB_HIT = 0, TLB_MISS = 1, TLB_UNSURE = 2 };
+
+void tlb_meter_init(tlb_meter *m, struct gx_infer *ctx, uint32_t sm, uint64_t granule);
+void tlb_meter_free(tlb_meter *m);
+/* The largest steps a chain of this stride may have (window and step limits). */
+uint32_t tlb_max_steps(uint64_t stride);
+/* Mean over the steps of each step's median over the timed rounds (a
+ * miss repeats every round, an outlier does not), with at least
+ * min_samples timed accesses (rounds chosen, odd, at least 3). */
+int tlb_mean(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples, double *mean,
+             gx_msg *msg);
+/* The same with a thrashing thread on thrash_sm. */
+int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thrash_sm,
+                    uint32_t thrash_steps, double *mean, gx_msg *msg);
+/* Classify a chase against a level's latency: *verdict TLB_HIT / TLB_MISS,
+ * retried with more samples while unsure; TLB_UNSURE at the end. */
+int tlb_classify(tlb_meter *m, uint64_t stride, uint32_t steps, double level_cycles,
+                 int *verdict, gx_msg *msg);
+
+#endif
+
+/* ---- one level's geometry (tlb_geometry.c) ---- */
+
+/* Coalesced reach tried up to this: a page-walk cache's non-final entries
+ * cover 512 MiB (Hopper's PD1) or 1 GiB (Vega's PDE1), so a plateau that
+ * passes the reach test only there is a walk with cached upper levels, not
+ * a TLB level. */
+#define TLB_MAX_REACH (256ULL << 20)
+
+typedef struct tlb_geom {
+    double cycles;      /* the level's latency (a chase hitting it) */
+    uint64_t bytes;     /* capacity knee in bytes at consecutive pages (approximate) */
+    uint64_t reach;     /* entry_bytes; 0 unknown */
+    uint32_t sets, ways, entries; /* 0 unknown */
+    int consistent;     /* sets x ways agrees with bytes / reach */
+    char why[160];      /* what stopped it, "" when complete */
+} tlb_geom;
+
+/* Geometry of the level whose chases take `cycles`, whose capacity at
+ * `hint_stride` ends between hint_hit and hint_miss steps (the curve).
+ * GX_OK with g->reach 0 when the plateau is not a TLB level (no reach
+ * passes the test); errors are the target's. */
+int tlb_geometry(tlb_meter *m, double cycles, uint64_t hint_stride, uint32_t hint_hit,
+                 uint32_t hint_miss, tlb_geom *g, gx_msg *msg);

@@ -1,0 +1,389 @@
+/* tlb_stage.c - discovery stage "tlb": the translation hierarchy one SM
+ * sees, from translation chases only (gx_target_xchase; method and
+ * thresholds in docs/discovery.md, "tlb").
+ *
+ * Method:
+ * 1. curve: mean latency (per-step medians) of chases of N pages at stride
+ *    3 granules, N on a sqrt(2) grid up to the primitive's limit. Plateaus:
+ *    runs of two or more points within TLB_JUMP_CYCLES / 2 of the run's
+ *    first point; the points between are the knees. Each plateau's latency
+ *    is measured again with PLATEAU_SAMPLES timed accesses.
+ * 2. levels: plateau k is TLB level k when its geometry (tlb_geometry.c)
+ *    finds an entry reach; the first plateau that is not a level is the
+ *    walk (with whatever the page-walk caches hold at that distance).
+ *    hit latency of level j >= 1 = its plateau - the one before;
+ *    miss_cycles of level j = the next plateau - its own (the walk after
+ *    the last). Level 0's hit latency adds to every access: a chase cannot
+ *    tell it from the L2 hit, so it stays absent.
+ * 3. walk: the walk plateau (pages 3 granules apart) against a chase of
+ *    pages FAR_STRIDE apart beyond every level: page-walk caches (and
+ *    neighbours of one fetch) show as a far walk that costs
+ *    TLB_JUMP_CYCLES more (a report row: the profile has no field for it).
+ * 4. sharing: for each level a chase of 3/4 of its entries (hits it) on SM
+ *    0 while SM b thrashes 4x its entries at the same stride: shared when
+ *    the mean misses. The first SM that does not share (bisection over
+ *    1 .. sm_count - 1; domains are contiguous SM ranges) is the domain
+ *    size: 1 sm, <= MAX_TPC_SMS tpc, less than the GPU gpc, else gpu.
+ * Fields it cannot establish stay absent; each written one has a
+ * confidence. Needs the timer stage only (clock settling on a GPU). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../infer.h"
+#include "../../infer_util.h"
+#include "tlb_internal.h"
+#include "tlb_stage.h"
+
+#define CURVE_STRIDE_GRANULES 3 /* odd: entries of any reach up to 2 granules spread evenly */
+#define CURVE_SAMPLES 2048
+#define PLATEAU_SAMPLES 16384
+#define MAX_POINTS 40
+#define MAX_PLATEAUS 8
+#define FAR_STRIDE (1ULL << 30) /* 1 GiB: apart in every walk level below the top ones */
+#define MAX_TPC_SMS 4           /* TPCs have held 2 SMs since Pascal; more is a GPC */
+#define CONF_EXACT 0.99         /* all-or-nothing verdicts, each retried while unsure */
+#define CONF_INCONSISTENT 0.5   /* sets x ways disagrees with the capacity knee */
+#define CONF_LATENCY 0.95
+/* A deeper level holds more: a plateau whose capacity knee is less than
+ * twice the level before's is the walk, whose cost differs between the
+ * strides the tests use (page-walk caches, neighbours of one fetch), seen
+ * through that level's capacity. */
+#define MIN_GROWTH 2
+
+typedef struct point {
+    uint32_t n;
+    double cycles;
+} point;
+
+typedef struct plateau {
+    uint32_t first, last; /* steps of its first and last curve point */
+    double cycles;
+} plateau;
+
+typedef struct tlb_state {
+    gx_infer *ctx;
+    tlb_meter m;
+    uint64_t granule;
+    point pts[MAX_POINTS];
+    int n_pts;
+    plateau pl[MAX_PLATEAUS];
+    int n_pl;
+    tlb_geom lv[GX_MAX_TLB_LEVELS];
+    int n_lv;
+    double walk_near, walk_far;
+    uint32_t domain[GX_MAX_TLB_LEVELS]; /* SMs of one instance; 0 unknown */
+} tlb_state;
+
+static int curve(tlb_state *s)
+{
+    const uint64_t stride = CURVE_STRIDE_GRANULES * s->granule;
+    const uint32_t max = tlb_max_steps(stride);
+    uint32_t prev = 0;
+    for (int k = 2; k <= 30 && s->n_pts < MAX_POINTS; k++) {
+        uint32_t n = (uint32_t)lround(pow(2.0, k / 2.0));
+        if (n > max)
+            break;
+        if (n == prev)
+            continue;
+        prev = n;
+        point *p = &s->pts[s->n_pts];
+        int rc = tlb_mean(&s->m, stride, n, CURVE_SAMPLES, &p->cycles, s->ctx->msg);
+        if (rc != GX_OK)
+            return rc;
+        p->n = n;
+        s->n_pts++;
+        json_t *o = json_pack("{s:I, s:o}", "steps", (json_int_t)n, "cycles",
+                              infer_json_num(p->cycles));
+        infer_data_append(s->ctx, "tlb", "curve", o);
+    }
+    return GX_OK;
+}
+
+/* The plateau's latency again, precisely, in the middle of its run. */
+static int plateau_cycles(tlb_state *s, plateau *p)
+{
+    uint32_t mid = (uint32_t)lround(sqrt((double)p->first * (double)p->last));
+    double sum = 0;
+    int reps = 0;
+    for (uint64_t got = 0; got < PLATEAU_SAMPLES; reps++) {
+        double v;
+        int rc = tlb_mean(&s->m, CURVE_STRIDE_GRANULES * s->granule, mid, PLATEAU_SAMPLES, &v,
+                          s->ctx->msg);
+        if (rc != GX_OK)
+            return rc;
+        sum += v;
+        uint64_t rounds = (PLATEAU_SAMPLES + mid - 1) / mid;
+        got += (uint64_t)mid * (rounds < GX_XCHASE_MAX_ROUNDS ? rounds : GX_XCHASE_MAX_ROUNDS - 1);
+    }
+    p->cycles = sum / reps;
+    return GX_OK;
+}
+
+/* Runs of two or more curve points within TLB_JUMP_CYCLES / 2 of the run's
+ * mean; neighbouring runs closer than TLB_JUMP_CYCLES once measured
+ * precisely are one plateau (a point of the knee's spread split it). */
+static int find_plateaus(tlb_state *s)
+{
+    int i = 0;
+    while (i < s->n_pts && s->n_pl < MAX_PLATEAUS) {
+        int j = i + 1;
+        double sum = s->pts[i].cycles;
+        while (j < s->n_pts && fabs(s->pts[j].cycles - sum / (j - i)) < TLB_JUMP_CYCLES / 2)
+            sum += s->pts[j++].cycles;
+        if (j - i >= 2) {
+            plateau *p = &s->pl[s->n_pl];
+            p->first = s->pts[i].n;
+            p->last = s->pts[j - 1].n;
+            int rc = plateau_cycles(s, p);
+            if (rc != GX_OK)
+                return rc;
+            plateau *q = s->n_pl ? &s->pl[s->n_pl - 1] : NULL;
+            if (q && fabs(p->cycles - q->cycles) < TLB_JUMP_CYCLES) {
+                q->last = p->last;
+                if ((rc = plateau_cycles(s, q)) != GX_OK)
+                    return rc;
+            } else {
+                s->n_pl++;
+            }
+        }
+        i = j;
+    }
+    return GX_OK;
+}
+
+static int levels(tlb_state *s)
+{
+    const uint64_t stride = CURVE_STRIDE_GRANULES * s->granule;
+    for (int k = 0; k < s->n_pl; k++) {
+        if (s->n_lv == GX_MAX_TLB_LEVELS)
+            break;
+        uint32_t miss = k + 1 < s->n_pl ? s->pl[k + 1].first : tlb_max_steps(stride);
+        tlb_geom g;
+        int rc = tlb_geometry(&s->m, s->pl[k].cycles, stride, s->pl[k].last, miss, &g,
+                              s->ctx->msg);
+        if (rc != GX_OK)
+            return rc;
+        const tlb_geom *prev = s->n_lv ? &s->lv[s->n_lv - 1] : NULL;
+        if (g.reach && prev &&
+            (g.bytes < MIN_GROWTH * prev->bytes || (g.entries && g.entries <= prev->entries))) {
+            snprintf(g.why, sizeof g.why, "repeats the level before (the walk at another cost)");
+            g.reach = 0;
+        }
+        if (g.reach && (!g.entries || !g.consistent)) {
+            /* a level answers every test of tlb_geometry.c consistently;
+             * past the TLBs the walk's own caches (page-walk caches, the
+             * L2 holding page-table lines) make knees that do not */
+            infer_progress(s->ctx, "tlb: plateau %d is no level: %s", k,
+                           g.why[0] ? g.why : "sets x ways disagrees with the knee");
+            g.reach = 0;
+        }
+        if (!g.reach) { /* not a TLB level: the walk */
+            s->walk_near = s->pl[k].cycles;
+            if (!s->n_lv)
+                infer_progress(s->ctx, "tlb: first plateau is no level: %s", g.why);
+            return GX_OK;
+        }
+        s->lv[s->n_lv++] = g;
+    }
+    return GX_OK;
+}
+
+static int walk_far(tlb_state *s)
+{
+    if (!s->n_lv)
+        return GX_OK;
+    uint32_t n = tlb_max_steps(FAR_STRIDE);
+    const tlb_geom *last = &s->lv[s->n_lv - 1];
+    uint32_t want = last->entries ? 4 * last->entries : n;
+    if (want < n)
+        n = want;
+    return tlb_mean(&s->m, FAR_STRIDE, n, CURVE_SAMPLES, &s->walk_far, s->ctx->msg);
+}
+
+/* 1 shared, 0 not, -1 unsure. */
+static int shares(tlb_state *s, const tlb_geom *g, uint32_t sm_b, int *out)
+{
+    uint32_t n = (uint32_t)ceil(0.75 * g->entries), nt = 4 * g->entries;
+    uint64_t stride = 3 * g->reach;
+    if (nt > tlb_max_steps(stride))
+        nt = tlb_max_steps(stride);
+    *out = -1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        double v;
+        int rc = tlb_mean_thrash(&s->m, stride, n, sm_b, nt, &v, s->ctx->msg);
+        if (rc != GX_OK)
+            return rc;
+        if (v > g->cycles + TLB_MISS_CYCLES) {
+            *out = 1;
+            return GX_OK;
+        }
+        if (v < g->cycles + TLB_HIT_CYCLES) {
+            *out = 0;
+            return GX_OK;
+        }
+    }
+    return GX_OK;
+}
+
+static int sharing(tlb_state *s, int j)
+{
+    const tlb_geom *g = &s->lv[j];
+    const uint32_t sms = s->ctx->info->sm_count;
+    s->domain[j] = 0;
+    if (!g->entries || sms < 2)
+        return GX_OK;
+    int v, rc;
+    if ((rc = shares(s, g, 1, &v)) != GX_OK || v < 0)
+        return rc;
+    if (!v) {
+        s->domain[j] = 1;
+        return GX_OK;
+    }
+    if ((rc = shares(s, g, sms - 1, &v)) != GX_OK || v < 0)
+        return rc;
+    if (v) {
+        s->domain[j] = sms;
+        return GX_OK;
+    }
+    uint32_t lo = 1, hi = sms - 1; /* lo shares, hi does not */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((rc = shares(s, g, mid, &v)) != GX_OK || v < 0)
+            return rc;
+        if (v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    s->domain[j] = hi;
+    return GX_OK;
+}
+
+static void set_conf(gx_profile *p, int j, const char *field, double c)
+{
+    char key[64];
+    snprintf(key, sizeof key, "tlb.levels[%d].%s", j, field);
+    gx_profile_set_confidence(p, key, c);
+}
+
+static void write_level(tlb_state *s, int j)
+{
+    gx_profile *p = s->ctx->out;
+    gx_tlb_level_cfg *l = &p->tlb.levels[j];
+    const tlb_geom *g = &s->lv[j];
+    const uint32_t sms = s->ctx->info->sm_count;
+    gx_tlb_level_init(l);
+    snprintf(l->name, sizeof l->name, "L%d", j + 1);
+    double gc = g->consistent ? CONF_EXACT : CONF_INCONSISTENT;
+    l->entry_bytes = g->reach;
+    set_conf(p, j, "entry_bytes", gc);
+    if (g->entries) {
+        l->entries = g->entries;
+        l->ways = g->ways;
+        set_conf(p, j, "entries", gc);
+        set_conf(p, j, "ways", gc);
+    }
+    if (j > 0 && g->cycles > s->lv[j - 1].cycles) {
+        l->hit_latency_cycles = g->cycles - s->lv[j - 1].cycles;
+        set_conf(p, j, "hit_latency_cycles", CONF_LATENCY);
+    }
+    double next = j + 1 < s->n_lv ? s->lv[j + 1].cycles : s->walk_near;
+    if (next > g->cycles) {
+        l->miss_cycles = next - g->cycles;
+        set_conf(p, j, "miss_cycles", CONF_LATENCY);
+    }
+    uint32_t d = s->domain[j];
+    if (d) {
+        l->sharing = d == 1 ? GX_SHARE_SM : d >= sms ? GX_SHARE_GPU
+                                 : d <= MAX_TPC_SMS ? GX_SHARE_TPC
+                                                    : GX_SHARE_GPC;
+        if (l->sharing == GX_SHARE_TPC)
+            p->tlb.sms_per_tpc = d;
+        if (l->sharing == GX_SHARE_GPC)
+            p->tlb.sms_per_gpc = d;
+        set_conf(p, j, "sharing", CONF_EXACT);
+    }
+}
+
+static void report(tlb_state *s)
+{
+    gx_infer *ctx = s->ctx;
+    char v[128], m[200], a[32], b[32];
+    for (int j = 0; j < s->n_lv; j++) {
+        const tlb_geom *g = &s->lv[j];
+        const gx_tlb_level_cfg *l = &ctx->out->tlb.levels[j];
+        char name[48];
+        snprintf(name, sizeof name, "tlb.levels[%d]", j);
+        if (g->entries)
+            snprintf(v, sizeof v, "%u entries = %u sets x %u ways, %s each", g->entries, g->sets,
+                     g->ways, infer_fmt_bytes(g->reach, a, sizeof a));
+        else
+            snprintf(v, sizeof v, "reach %s, entries unknown", infer_fmt_bytes(g->reach, a,
+                                                                               sizeof a));
+        snprintf(m, sizeof m, "capacity knee %s; %s%s%s", infer_fmt_bytes(g->bytes, b, sizeof b),
+                 g->consistent ? "sets x ways agrees" : "sets x ways DISAGREES",
+                 g->why[0] ? "; " : "", g->why);
+        infer_report_row(ctx, name, v, m, g->consistent ? CONF_EXACT : CONF_INCONSISTENT, 1);
+        snprintf(name, sizeof name, "tlb.levels[%d].latency", j);
+        snprintf(v, sizeof v, "hit %s%.1f, miss +%.1f cycles", j ? "+" : "(in the L2 hit) ",
+                 j ? l->hit_latency_cycles : g->cycles, l->miss_cycles);
+        infer_report_row(ctx, name, v, "plateaus of the 3-granule curve", CONF_LATENCY, 1);
+        snprintf(name, sizeof name, "tlb.levels[%d].sharing", j);
+        snprintf(v, sizeof v, "%s", s->domain[j] ? gx_sharing_name(l->sharing) : "unknown");
+        snprintf(m, sizeof m, "SM 0 timing, SM b thrashing: first SM apart = %u", s->domain[j]);
+        infer_report_row(ctx, name, v, m, s->domain[j] ? CONF_EXACT : 0, s->domain[j] != 0);
+    }
+    if (s->n_lv) {
+        int grows = s->walk_far > s->walk_near + TLB_JUMP_CYCLES;
+        snprintf(v, sizeof v, "%s", s->walk_near > 0 ? (grows ? "grows" : "flat") : "unknown");
+        snprintf(m, sizeof m, "walk after the last level: %.1f cycles at 3 granules apart, "
+                 "%.1f at 1 GiB apart", s->walk_near - s->lv[s->n_lv - 1].cycles,
+                 s->walk_far - s->lv[s->n_lv - 1].cycles);
+        /* page-walk caches (or neighbours of one fetch) show as a walk that
+         * costs more when the pages walked lie further apart */
+        infer_report_row(ctx, "tlb.walk_vs_distance", v, m, NAN, 0);
+    }
+    snprintf(v, sizeof v, "%llu", (unsigned long long)s->granule);
+    infer_report_row(ctx, "tlb.granule_bytes", v,
+                     "allocation granularity (the API's); the translation page is not "
+                     "told apart from it",
+                     NAN, 0);
+}
+
+int gx_stage_tlb(gx_infer *ctx)
+{
+    tlb_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return gx_fail(ctx->msg, GX_ENOMEM, "tlb: out of memory");
+    s->ctx = ctx;
+    s->granule = ctx->info->page_bytes ? ctx->info->page_bytes : 2u << 20;
+    tlb_meter_init(&s->m, ctx, 0, s->granule);
+    int rc = curve(s);
+    if (rc == GX_OK)
+        rc = find_plateaus(s);
+    if (rc == GX_OK)
+        rc = levels(s);
+    if (rc == GX_OK)
+        rc = walk_far(s);
+    for (int j = 0; rc == GX_OK && j < s->n_lv; j++)
+        rc = sharing(s, j);
+    if (rc == GX_OK && s->n_lv) {
+        gx_profile *p = ctx->out;
+        gx_tlb_cfg_init(&p->tlb);
+        p->tlb.present = 1;
+        p->tlb.n_levels = s->n_lv;
+        for (int j = 0; j < s->n_lv; j++)
+            write_level(s, j);
+        report(s);
+    } else if (rc == GX_OK) {
+        /* a finding, not a failure: a target whose translation costs
+         * nothing a chase can see (a simulated GPU without a tlb section) */
+        infer_report_row(ctx, "tlb", "none visible",
+                         "the 3-granule curve shows no level with an entry reach", NAN, 0);
+    }
+    tlb_meter_free(&s->m);
+    free(s);
+    return rc;
+}
