@@ -9,11 +9,9 @@
  *   insert into a full cache evicts the least recently used key (the cache
  *   fills its free ways before it evicts, so the victim is always the
  *   least recently used valid line); flush empties it.
- * - Layout: an open-addressing table (linear probing, a power of two of at
- *   least twice the entries, so at most half full) from key to slot, and
- *   an intrusive doubly linked list of the slots in recency order. Probe,
- *   touch, insert and evict are O(1) (expected); deletion shifts the
- *   following run back (no tombstones).
+ * - Layout: a chained hash table from key to slot (at least four buckets
+ *   per entry) and an intrusive doubly linked list of the slots in recency
+ *   order. Probe, touch, insert and evict are O(1) (expected).
  * - gx_cache stops at 64 ways (its way masks are uint64_t); this one has no
  *   such bound (gem5's neighbour PWC: 256 entries, fully associative). */
 #ifndef GX_FACACHE_H
