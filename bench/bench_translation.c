@@ -82,7 +82,7 @@ static void gem5_vega(gx_tlb_cfg *t, uint64_t page_bytes)
     t->walker.walkers = 64;
     t->walker.fixed_read_cycles = NAN;
     pwc(&t->walker.pwc, 64, 64);
-    pwc(&t->walker.neighbour_pwc, 256, 64);
+    pwc(&t->walker.neighbour_pwc, 256, 256); /* fully associative, as gem5 */
     t->coalescer.window_cycles = 1;
     t->coalescer.max_granule_bytes = 2 * MiB;
 }

@@ -531,6 +531,14 @@ static void x_fetch_pte(gx_profile *p) { p->tlb.pte_bytes = 16, p->tlb.walker.fe
 static void x_fetch_line(gx_profile *p) { p->tlb.walker.fetch_bytes = 256; }
 static void x_ways_level(gx_profile *p) { p->tlb.levels[0].ways = 24; }
 static void x_ways_pwc(gx_profile *p) { p->tlb.walker.neighbour_pwc.ways = 3; }
+/* the fixture's neighbour PWC is 256 entries, 256 ways: allowed with lru only */
+static void x_ways_pwc_fifo(gx_profile *p) { strcpy(p->tlb.walker.neighbour_pwc.policy, "fifo"); }
+static void x_ways_pwc_sets(gx_profile *p) { p->tlb.walker.neighbour_pwc.ways = 128; }
+static void x_ways_level_big(gx_profile *p)
+{
+    p->tlb.levels[0].entries = 128;
+    p->tlb.levels[0].ways = 128;
+}
 static void x_entry_bytes(gx_profile *p)
 {
     p->tlb.page_sizes[0] = 8192;
@@ -569,6 +577,9 @@ static const xrule XRULES[] = {
     {"fetch_at_most_line", x_fetch_line, "tlb.walker.fetch_bytes", "l2.line_bytes"},
     {"level_ways_divide", x_ways_level, "tlb.levels[0].ways", "divide entries"},
     {"pwc_ways_divide", x_ways_pwc, "tlb.walker.neighbour_pwc.ways", "divide entries"},
+    {"pwc_ways_fa_lru_only", x_ways_pwc_fifo, "tlb.walker.neighbour_pwc.ways", "policy lru"},
+    {"pwc_ways_fa_only", x_ways_pwc_sets, "tlb.walker.neighbour_pwc.ways", "fully associative"},
+    {"level_ways_registry", x_ways_level_big, "tlb.levels[0].ways", "policy registry"},
     {"entry_bytes_pages", x_entry_bytes, "tlb.levels[0].entry_bytes", "multiple of a page"},
     {"tpc_sharing_domain", x_tpc, "tlb.levels[1].sharing", "sms_per_tpc"},
     {"gpc_multiple_of_tpc", x_gpc, "tlb.sms_per_gpc", "multiple of sms_per_tpc"},

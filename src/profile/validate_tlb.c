@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpuxray/bits.h"
+#include "gpuxray/policy.h"
 #include "validate_internal.h"
 
 #define VA_BITS 64
@@ -130,6 +131,45 @@ static int ways_divide(const gx_vctx *v, const char *name, uint32_t entries, uin
     return GX_OK;
 }
 
+/* The policy registry's way masks stop at GX_POLICY_MAX_WAYS; the model's
+ * fully associative LRU page-walk cache (src/model/walker/facache.h) has
+ * no bound, so a small cache may exceed it when ways = entries with lru. */
+static int ways_bound(const gx_vctx *v, const char *name, uint32_t entries, uint32_t ways,
+                      const char *policy, int fa_lru_ok)
+{
+    if (ways <= GX_POLICY_MAX_WAYS)
+        return GX_OK;
+    int lru = !policy[0] || !strcmp(policy, "lru");
+    if (fa_lru_ok && lru && ways == entries)
+        return GX_OK;
+    char f[80];
+    snprintf(f, sizeof f, "%s.ways", name);
+    if (fa_lru_ok)
+        return BAD(f, "%u exceeds %d: more ways only fully associative (ways = entries) with "
+                   "policy lru", ways, GX_POLICY_MAX_WAYS);
+    return BAD(f, "%u exceeds the policy registry's %d ways", ways, GX_POLICY_MAX_WAYS);
+}
+
+static int rule_ways_bound(const gx_vctx *v)
+{
+    const gx_tlb_cfg *t = &v->p->tlb;
+    int rc;
+    for (int i = 0; i < t->n_levels; i++) {
+        char f[32];
+        snprintf(f, sizeof f, "tlb.levels[%d]", i);
+        const gx_tlb_level_cfg *l = &t->levels[i];
+        if ((rc = ways_bound(v, f, l->entries, l->ways, l->policy, 0)))
+            return rc;
+    }
+    const gx_small_cache_cfg *c = &t->walker.pwc, *n = &t->walker.neighbour_pwc;
+    if (c->present && (rc = ways_bound(v, "tlb.walker.pwc", c->entries, c->ways, c->policy, 1)))
+        return rc;
+    if (n->present &&
+        (rc = ways_bound(v, "tlb.walker.neighbour_pwc", n->entries, n->ways, n->policy, 1)))
+        return rc;
+    return GX_OK;
+}
+
 static int rule_ways_divide_entries(const gx_vctx *v)
 {
     const gx_tlb_cfg *t = &v->p->tlb;
@@ -198,8 +238,8 @@ static int rule_predicted_sizes(const gx_vctx *v)
 static const gx_vrule TLB_RULES[] = {
     rule_page_sizes_ascending, rule_default_page_installable, rule_region_shape,
     rule_regions_disjoint,     rule_level_bits_fit_va,        rule_fetch_bytes,
-    rule_ways_divide_entries,  rule_entry_bytes_pages,        rule_sharing_domains,
-    rule_predicted_sizes,
+    rule_ways_divide_entries,  rule_ways_bound,               rule_entry_bytes_pages,
+    rule_sharing_domains,      rule_predicted_sizes,
 };
 
 int gx_vrule_tlb(const gx_vctx *v)

@@ -32,6 +32,10 @@ struct gx_tlb {
      * would miss without a state change (allocate 0). Measured: see
      * docs/performance.md ("Translation: instructions per access"). */
     uint32_t filled_sizes;
+    /* some page size's entry covers more than one page: else a neighbour
+     * fill never adds anything (the memory system offers every neighbour
+     * of every walk to every level; measured: see docs/performance.md) */
+    int multi_page;
     gx_tlb_stats st;
 };
 
@@ -82,6 +86,7 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
         tlb->sizes[s] = sz;
         tlb->size_shift[s] = (uint32_t)gx_log2_u64(sz);
         tlb->reach_shift[s] = (uint32_t)gx_log2_u64(reach);
+        tlb->multi_page |= reach > sz;
     }
     gx_cache_cfg cc = {ENTRY_LINE_BYTES, ENTRY_SECTOR_BYTES, l->ways,
                        (uint64_t)tlb->sets * tlb->instances, l->policy[0] ? l->policy : "lru",
@@ -169,6 +174,8 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes)
 {
+    if (!tlb->multi_page)
+        return;
     int s = index_of(tlb, page_bytes);
     if (s < 0 || tlb->reach_shift[s] == tlb->size_shift[s] ||
         va >> tlb->reach_shift[s] != nb_va >> tlb->reach_shift[s])

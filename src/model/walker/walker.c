@@ -7,7 +7,10 @@
  *   Requests are served in the order they arrive.
  * - PWC and neighbour PWC: gx_cache instances (one 32-byte sector per line,
  *   the entry), entries / ways sets, the registry's policy; the tag is the
- *   entry's key (level, table, index), the set its index mod sets.
+ *   entry's key (level, table, index), the set its index mod sets. A fully
+ *   associative one (ways = entries) with lru is a gx_facache instead: the
+ *   same hits and misses for any number of entries (gx_cache stops at 64
+ *   ways), O(1) per operation instead of a 64-way search and rank update.
  * - Walk time: the sum of the PWC hit latencies and the reads' latencies,
  *   one level after another (a walk's steps depend on each other).
  *
@@ -22,8 +25,18 @@
 #include "../slots.h"
 #include "gpuxray/bits.h"
 #include "gpuxray/cache.h"
+#include "facache.h"
 
 #define PWC_LINE_BYTES 32 /* one sector: an entry present or not */
+
+/* One page-walk cache: a gx_facache when fully associative with lru, else
+ * a gx_cache of sets sets; present when either is set. */
+typedef struct gx_pwc {
+    gx_cache *c;
+    gx_facache *fa;
+    uint64_t sets;
+    double lat;
+} gx_pwc;
 
 struct gx_walker {
     gx_vmem *vm;
@@ -31,18 +44,21 @@ struct gx_walker {
     void *ctx;
     uint32_t fetch_bytes;
     double fixed_read; /* NaN: through read() */
-    gx_cache *pwc, *npwc;
-    uint64_t pwc_sets, npwc_sets;
-    double pwc_lat, npwc_lat;
+    gx_pwc pwc, npwc;
     gx_slots walkers; /* cycle each walker frees */
     gx_slots queue;   /* cycle each queue slot frees (its walk starts); n 0: unbounded */
     gx_walker_stats st;
 };
 
-static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t seed,
-                       gx_cache **out, uint64_t *sets, double *lat, gx_msg *msg)
+static int is_lru(const char *policy)
 {
-    *out = NULL;
+    return !policy[0] || !strcmp(policy, "lru");
+}
+
+static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t seed,
+                       gx_pwc *out, gx_msg *msg)
+{
+    memset(out, 0, sizeof *out);
     if (!c->present)
         return GX_OK;
     if (!c->entries || !c->ways || c->entries % c->ways)
@@ -50,14 +66,37 @@ static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t 
                        c->entries);
     if (!isfinite(c->hit_latency_cycles) || c->hit_latency_cycles < 0)
         return gx_fail(msg, GX_ECONFIG, "%s.hit_latency_cycles: required (>= 0)", field);
-    *sets = c->entries / c->ways;
-    *lat = c->hit_latency_cycles;
-    gx_cache_cfg cc = {PWC_LINE_BYTES, PWC_LINE_BYTES, c->ways, *sets,
+    out->sets = c->entries / c->ways;
+    out->lat = c->hit_latency_cycles;
+    if (out->sets == 1 && is_lru(c->policy)) {
+        out->fa = gx_facache_new(c->entries);
+        return out->fa ? GX_OK : gx_fail(msg, GX_ENOMEM, "%s: out of memory", field);
+    }
+    gx_cache_cfg cc = {PWC_LINE_BYTES, PWC_LINE_BYTES, c->ways, out->sets,
                        c->policy[0] ? c->policy : "lru", seed, 0};
-    int rc = gx_cache_new(&cc, out, msg);
+    int rc = gx_cache_new(&cc, &out->c, msg);
     if (rc != GX_OK)
         return gx_fail(msg, rc, "%s: %s", field, msg ? msg->text : "");
     return GX_OK;
+}
+
+static int present(const gx_pwc *p)
+{
+    return p->c || p->fa;
+}
+
+static void pwc_free(gx_pwc *p)
+{
+    gx_cache_free(p->c);
+    gx_facache_free(p->fa);
+}
+
+static void pwc_flush(gx_pwc *p)
+{
+    if (p->fa)
+        gx_facache_flush(p->fa);
+    else
+        gx_cache_flush(p->c);
 }
 
 static int check_cfg(const gx_tlb_cfg *t, uint32_t line_bytes, gx_msg *msg)
@@ -96,10 +135,10 @@ int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walk
         rc = gx_fail(msg, GX_ENOMEM, "walker: out of memory");
     if (rc == GX_OK)
         rc = small_cache(&t->walker.pwc, "tlb.walker.pwc", gx_mix64(seed ^ 0x9c1ULL), &w->pwc,
-                         &w->pwc_sets, &w->pwc_lat, msg);
+                         msg);
     if (rc == GX_OK)
         rc = small_cache(&t->walker.neighbour_pwc, "tlb.walker.neighbour_pwc",
-                         gx_mix64(seed ^ 0x9c2ULL), &w->npwc, &w->npwc_sets, &w->npwc_lat, msg);
+                         gx_mix64(seed ^ 0x9c2ULL), &w->npwc, msg);
     if (rc != GX_OK) {
         gx_walker_free(w);
         return rc;
@@ -112,8 +151,8 @@ void gx_walker_free(gx_walker *w)
 {
     if (!w)
         return;
-    gx_cache_free(w->pwc);
-    gx_cache_free(w->npwc);
+    pwc_free(&w->pwc);
+    pwc_free(&w->npwc);
     gx_slots_free(&w->walkers);
     gx_slots_free(&w->queue);
     free(w);
@@ -140,14 +179,19 @@ static double admit(gx_walker *w, double t)
     return start;
 }
 
-static int probe(gx_cache *c, uint64_t sets, const gx_vmem_pte *e)
+static int probe(gx_pwc *p, const gx_vmem_pte *e)
 {
-    return gx_cache_access(c, (e->key >> 6) % sets, e->key, 0, 0, NULL) == GX_CACHE_HIT;
+    if (p->fa)
+        return gx_facache_probe(p->fa, e->key);
+    return gx_cache_access(p->c, (e->key >> 6) % p->sets, e->key, 0, 0, NULL) == GX_CACHE_HIT;
 }
 
-static void insert(gx_cache *c, uint64_t sets, const gx_vmem_pte *e)
+static void insert(gx_pwc *p, const gx_vmem_pte *e)
 {
-    gx_cache_insert(c, (e->key >> 6) % sets, e->key, 1u, NULL);
+    if (p->fa)
+        gx_facache_insert(p->fa, e->key);
+    else
+        gx_cache_insert(p->c, (e->key >> 6) % p->sets, e->key, 1u, NULL);
 }
 
 static double read_block(gx_walker *w, int level, const gx_vmem_pte *e, uint32_t sm)
@@ -164,6 +208,8 @@ static double read_block(gx_walker *w, int level, const gx_vmem_pte *e, uint32_t
 static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_walk *out)
 {
     gx_vmem_pte blk[GX_VMEM_MAX_FETCH];
+    uint64_t keys[GX_VMEM_MAX_FETCH];
+    uint32_t nk = 0;
     int n = gx_vmem_fetch_block(w->vm, level, e, w->fetch_bytes, blk);
     for (int j = 0; j < n; j++) {
         if (blk[j].key == e->key)
@@ -173,13 +219,19 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
                 w->st.pwc2_invalid_neighbours_skipped++;
             continue;
         }
-        if (w->npwc) {
-            insert(w->npwc, w->npwc_sets, &blk[j]);
-            w->st.pwc2_insertions++;
-        }
+        keys[nk++] = blk[j].key;
         out->neighbour_va[out->n_neighbours] = blk[j].va_base;
         out->neighbour_bytes[out->n_neighbours++] = blk[j].page_bytes;
     }
+    /* the insertions in block order, as one batch (the same order and
+     * results as one at a time) */
+    if (w->npwc.fa)
+        gx_facache_insert_keys(w->npwc.fa, keys, nk);
+    else if (w->npwc.c)
+        for (uint32_t k = 0; k < nk; k++)
+            gx_cache_insert(w->npwc.c, (keys[k] >> 6) % w->npwc.sets, keys[k], 1u, NULL);
+    if (present(&w->npwc))
+        w->st.pwc2_insertions += nk;
 }
 
 /* One level of the walk: 1 when the walk ends here (final or fault). */
@@ -188,21 +240,21 @@ static int step(gx_walker *w, int level, uint64_t va, uint32_t sm, gx_walk *out)
     gx_vmem_pte e;
     gx_vmem_entry(w->vm, level, va, &e);
     int last = level + 1 == gx_vmem_pt_levels(w->vm);
-    if (w->pwc && !last) {
+    if (present(&w->pwc) && !last) {
         w->st.pwc_accesses++;
-        if (probe(w->pwc, w->pwc_sets, &e)) {
+        if (probe(&w->pwc, &e)) {
             w->st.pwc_hits++;
             w->st.pwc_hits_by_level[level]++;
-            out->walk_cycles += w->pwc_lat;
+            out->walk_cycles += w->pwc.lat;
             return 0;
         }
         w->st.pwc_misses++;
     }
-    if (w->npwc && gx_vmem_level_can_be_final(w->vm, level)) {
+    if (present(&w->npwc) && gx_vmem_level_can_be_final(w->vm, level)) {
         w->st.pwc2_accesses++;
-        if (probe(w->npwc, w->npwc_sets, &e)) {
+        if (probe(&w->npwc, &e)) {
             w->st.pwc2_hits++;
-            out->walk_cycles += w->npwc_lat;
+            out->walk_cycles += w->npwc.lat;
             out->page_base = e.va_base;
             out->page_bytes = e.page_bytes;
             return 1;
@@ -215,8 +267,8 @@ static int step(gx_walker *w, int level, uint64_t va, uint32_t sm, gx_walk *out)
         return 1;
     }
     if (e.kind == GX_PTE_TABLE) {
-        if (w->pwc) { /* known non-final only now: the deferred insertion */
-            insert(w->pwc, w->pwc_sets, &e);
+        if (present(&w->pwc)) { /* known non-final only now: the deferred insertion */
+            insert(&w->pwc, &e);
             w->st.pwc_insertions++;
         }
         return 0;
@@ -257,12 +309,12 @@ void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *o
 
 void gx_walker_invalidate(gx_walker *w)
 {
-    if (w->pwc) {
-        gx_cache_flush(w->pwc);
+    if (present(&w->pwc)) {
+        pwc_flush(&w->pwc);
         w->st.pwc_invalidations++;
     }
-    if (w->npwc) {
-        gx_cache_flush(w->npwc);
+    if (present(&w->npwc)) {
+        pwc_flush(&w->npwc);
         w->st.pwc2_invalidations++;
     }
 }
