@@ -62,9 +62,19 @@ static const struct {
     {"tlb", gx_stage_tlb, BIT(ST_TIMER)},
 };
 
+/* The stage names, comma-separated, in pipeline order: written from the
+ * table above (the only list of stages), on the first call (the command
+ * line asks before any discovery runs). */
 const char *gx_discover_stage_names(void)
 {
-    return "timer,levels,line,slices,ways,sets,policy,smem,tlb";
+    static char names[ST_COUNT * 16];
+    if (!names[0]) {
+        size_t len = 0;
+        for (int st = 0; st < ST_COUNT && len < sizeof names; st++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", st ? "," : "",
+                                    stages[st].name);
+    }
+    return names;
 }
 
 /* Close a set of stages under prerequisites. */

@@ -61,6 +61,16 @@
 #define LV_COLD 40
 #define LV_COLD_ATTEMPTS 3
 #define LV_RANK_Z 3.5 /* far-test vs cold-line deltas: rank-test z for a separate level */
+/* Far and DRAM deltas overlap line by line (per-line counts of far
+ * residents are not trusted; level 2 comes from the chase curve) when their
+ * centres lie less than this many combined sigmas apart,
+ * sqrt(dram_sigma^2 + far_sigma^2): there each cluster puts more than ~4%
+ * of its lines on the other side of the midpoint. One combined spread, not
+ * a sum of per-cluster multiples: the far sigma comes from a few dozen
+ * lines, and weighting its sampling error three times over flipped the
+ * decision between two samples of one card. HBM's wide DRAM spread (an
+ * H200: gap ~200 cycles, DRAM sigma 113-197) stays far inside it. */
+#define LV_OVERLAP_SIGMAS 2.5
 #define LV_COLD_STRIDE (32u << 10) /* cold lines this far apart: different DRAM rows */
 #define LV_LINES 6       /* lines per SM for the skew */
 #define LV_SM0_LINES 24  /* lines on SM 0 (its typical hit latency) */
@@ -798,7 +808,8 @@ static int run_levels(lv_state *s)
             s->n++;
         }
     }
-    int overlap = s->near_far && s->dram_delta - s->far_delta < 1.5 * s->noise + 3 * s->far_noise;
+    int overlap = s->near_far && s->dram_delta - s->far_delta <
+                                     LV_OVERLAP_SIGMAS * hypot(s->noise, s->far_noise);
     int by_curve = 0;
     for (int l = 0; l < nl; l++)
         if ((rc = level_capacity(s, l, &caps[l], &sds[l])) != GX_OK)

@@ -72,6 +72,9 @@
 #define POL_AGREE_CLEAN 0.995 /* below: a randomized candidate that fits may be the truth */
 #define POL_EPS 0.01
 #define POL_CLOSE_LL 20.0
+/* a log-likelihood (or chi2) margin to the runner-up below which the choice
+ * is not made with confidence: e^-6, the runner-up is 400 times less likely */
+#define POL_FAIR_LL 6.0
 #define POL_STALE_ID 100000u
 /* Finding B: a search whose B fails verification (a line probed congruent
  * that is not) continues further down the candidates, at most this often */
@@ -968,18 +971,29 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
                 runner = k;
         }
         margin = runner >= 0 ? sc[best].ll - sc[runner].ll : 100;
-        conf = margin >= POL_CLOSE_LL ? 0.99 : margin >= 6 ? 0.9 : 0.5;
+        conf = margin >= POL_CLOSE_LL ? 0.99 : margin >= POL_FAIR_LL ? 0.9 : 0.5;
         /* a slightly random policy (plru-rand:P at few ways) looks like its
          * deterministic base with a few disagreements: when a randomized
-         * candidate fits the hit rates too, do not claim the base */
-        if (sc[best].agree < POL_AGREE_CLEAN && rb >= 0 && plausible_random(d, &sc[rb]))
-            conf = fmin(conf, 0.5);
+         * candidate fits the hit rates too, do not claim the base, if the
+         * base leaves a few disagreements, and a randomized candidate that
+         * fits is a runner-up like the others: the confidence follows its
+         * likelihood margin too (at 2 ways plru-rand:P differs from lru
+         * only on the P/2 of misses whose random victim is the recent line:
+         * a run may show almost none of them, and the base's agreement
+         * alone cannot tell) */
+        if (rb >= 0 && plausible_random(d, &sc[rb])) {
+            double mr = sc[best].ll - sc[rb].ll;
+            if (sc[best].agree < POL_AGREE_CLEAN || mr < POL_FAIR_LL)
+                conf = fmin(conf, 0.5);
+            else if (mr < POL_CLOSE_LL)
+                conf = fmin(conf, 0.9);
+        }
     } else if (rb >= 0 && plausible_random(d, &sc[rb])) {
         /* randomized: runs disagree with each other, hit rates decide */
         chosen = rb;
         runner = rs;
         margin = rs >= 0 ? sc[rs].chi2 - sc[rb].chi2 : 100;
-        conf = margin >= POL_CLOSE_LL ? 0.95 : margin >= 6 ? 0.9 : 0.5;
+        conf = margin >= POL_CLOSE_LL ? 0.95 : margin >= POL_FAIR_LL ? 0.9 : 0.5;
     } else {
         runner = second;
     }

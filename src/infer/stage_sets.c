@@ -172,17 +172,26 @@ static int probe_offsets(sets_ctx *s, const uint64_t *set, uint32_t nset, const 
     return rc;
 }
 
+/* The eviction check: the line at offset tt (from s->base) reloaded for its
+ * hit latency, then the overflow test of tt + set (the set's lines
+ * measured there). *ovf = 1 when the set evicts tt. */
+static int set_overflows(sets_ctx *s, uint64_t tt, const uint64_t *set, uint32_t nset, int *ovf)
+{
+    double hit = 0;
+    int rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit);
+    if (rc == GX_OK)
+        rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, ovf, NULL);
+    return rc;
+}
+
 /* Probe offsets pts against `set` once an overflow test showed that the
  * set evicts the line at tt (*probed = 0 when it does not: nothing probed). */
 static int probe_if_evset(sets_ctx *s, uint64_t tt, const uint64_t *set, uint32_t nset,
                           const uint64_t *pts, size_t np, uint8_t *ev, int *probed)
 {
     int ovf = 0, rc;
-    double hit = 0;
     *probed = 0;
-    if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
-        (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf, NULL)) !=
-            GX_OK)
+    if ((rc = set_overflows(s, tt, set, nset, &ovf)) != GX_OK)
         return rc;
     if (!ovf)
         return GX_OK;
@@ -525,10 +534,7 @@ static int page_moves(sets_ctx *s, gx_gf2_basis *b, int *extra, sweep_diffs *dl,
             d ^= span_point(s->kb, s->k, gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
         uint32_t nset = moved_set(s, xs[t], d, set);
         int ovf = 0;
-        double hit = 0;
-        if ((rc = gx_evx_hit_latency(&s->ev, s->base + (s->toff ^ d), 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + (s->toff ^ d), hit, set, NULL, nset, 0,
-                                   &ovf, NULL)) != GX_OK)
+        if ((rc = set_overflows(s, s->toff ^ d, set, nset, &ovf)) != GX_OK)
             break;
         if (!ovf)
             continue;
@@ -776,12 +782,9 @@ static int cross_coset_pairs(sets_ctx *s, uint64_t *masks, const uint64_t *m0, i
     uint64_t e0[GX_EVX_MAX_WAYS], set[GX_EVX_MAX_WAYS];
     uint32_t n0 = 0;
     int rc = collect_e0(s, &pgt, e0, &n0), ovf = 0;
-    double hit = 0;
     if (rc != GX_OK || n0 < s->w)
         return rc;
-    if ((rc = gx_evx_hit_latency(&s->ev, s->base + s->toff, 5, &hit)) != GX_OK ||
-        (rc = gx_evx_overflows(&s->ev, s->base + s->toff, hit, e0, NULL, n0, 0, &ovf, NULL)) !=
-            GX_OK || !ovf)
+    if ((rc = set_overflows(s, s->toff, e0, n0, &ovf)) != GX_OK || !ovf)
         return rc;
     gx_gf2_basis got;
     gx_gf2_basis_init(&got);
@@ -822,9 +825,7 @@ static int cross_coset_pairs(sets_ctx *s, uint64_t *masks, const uint64_t *m0, i
         uint64_t y = s->toff ^ d1;
         for (uint32_t i = 0; i < n0; i++)
             set[i] = e0[i] ^ d1;
-        if ((rc = gx_evx_hit_latency(&s->ev, s->base + y, 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + y, hit, set, NULL, n0, 0, &ovf, NULL)) !=
-                GX_OK)
+        if ((rc = set_overflows(s, y, set, n0, &ovf)) != GX_OK)
             break;
         if (!ovf)
             continue;
@@ -988,10 +989,7 @@ static int classify_q(sets_ctx *s, mod_fit *f, const uint64_t *ct, size_t nct, d
         for (uint32_t i = 0; i < s->es->n; i++)
             set[i] = s->es->lines[i] ^ d;
         int ovf = 0;
-        double hit = 0;
-        if ((rc = gx_evx_hit_latency(&s->ev, s->base + offs[c], 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + offs[c], hit, set, NULL, s->es->n, 0, &ovf,
-                                   NULL)) != GX_OK)
+        if ((rc = set_overflows(s, offs[c], set, s->es->n, &ovf)) != GX_OK)
             break;
         if (!ovf) {
             rc = gx_fail(s->ctx->msg, GX_EUNSURE,
@@ -1428,11 +1426,8 @@ static int verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *te
             for (uint32_t i = 0; i < s->es->n; i++)
                 set[i] = s->es->lines[i] ^ d;
         int ovf = 0;
-        double hit = 0;
         int rc;
-        if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf,
-                                   NULL)) != GX_OK) {
+        if ((rc = set_overflows(s, tt, set, nset, &ovf)) != GX_OK) {
             free(xs);
             return rc;
         }
@@ -1450,8 +1445,9 @@ static int verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *te
         size_t n = 0, nin = 0;
         /* up to 32 points predicted congruent and 16 others: a function
          * wrong on a few percent of the pairs (a value bit off by a slice
-         * mask in half the slices: seed 2054, 6% of the pairs) shows
-         * only in the congruent ones, of which a random draw gives 1/m.
+         * mask, which errs only in the slices where that mask's parity is
+         * odd: a few percent of all pairs) shows only in the congruent
+         * ones, of which a random draw gives 1/m.
          * The coset is walked in a random order (an odd stride) */
         uint64_t np_k = (uint64_t)1 << s->k, c0 = gx_rng_below(&s->ctx->rng, np_k);
         uint64_t stride = (gx_rng_below(&s->ctx->rng, np_k) | 1) & (np_k - 1);
@@ -1924,10 +1920,7 @@ static int discriminate(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n
         for (uint32_t i = 0; i < s->es->n; i++)
             set[i] = s->es->lines[i] ^ d;
         int ovf = 0, rc;
-        double hit = 0;
-        if ((rc = gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit)) != GX_OK ||
-            (rc = gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, s->es->n, 0, &ovf,
-                                   NULL)) != GX_OK)
+        if ((rc = set_overflows(s, tt, set, s->es->n, &ovf)) != GX_OK)
             return rc;
         uint32_t nset = s->es->n;
         if (!ovf && (rc = coset_evset(s, tt, set, &nset)) != GX_OK)
@@ -1957,8 +1950,10 @@ static int discriminate(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n
     }
     *pick = -1;
     /* the points are where the lifts disagree, so a wrong lift errs on
-     * many of them; a 10% allowance kept one wrong in half the slices
-     * (seed 2054: 8 of 84) */
+     * many of them; but a lift off by a slice mask errs only in the slices
+     * where that mask's parity is odd, and only on the points those slices
+     * contribute (about a tenth of them): a proportional 10% allowance
+     * would keep it, so the allowance is 2 + 1/32 of the points seen */
     for (int a = 0; a < na; a++)
         if (errs[a] <= 2 + seen[a] / 32 && (*pick < 0 || errs[a] < errs[*pick]))
             *pick = a;
@@ -1974,7 +1969,8 @@ static int slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset);
  * at a time at up to 40 lines of other slice cosets of its slice. The lift
  * with the fewest wrong predictions is kept (*pick = -1 when none stays
  * within 2 + 1.25% errors: a lift that is wrong only for some slice
- * directions shows few errors in one page, seed 175 had 7 of 160). */
+ * directions errs only on the lines whose slice coset flips those
+ * directions, a few percent of the lines probed in one page). */
 static int discriminate_table(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n,
                               uint32_t m, int *pick)
 {
@@ -2027,10 +2023,11 @@ static int discriminate_table(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na,
                            s->bank_ev[b][q];
         }
     }
-    /* the random points are mostly not congruent under any lift, so many
-     * lifts score alike (seeds 14, 175: up to 8 lifts without an error,
-     * most wrong): each bank target is also probed at points of other
-     * cosets of its slice on which these lifts disagree */
+    /* the random points are mostly not congruent under any lift (a random
+     * point is congruent with probability 1/m), so several lifts, most of
+     * them wrong, can score without an error: each bank target is also
+     * probed at points of other cosets of its slice on which these lifts
+     * disagree */
     for (int b = 0; rc == GX_OK && na > 1 && b < s->bank_n; b++) {
         uint64_t tt = s->bank_tt[b], tb = slice_bits(s, tt);
         uint32_t nset = 0;
@@ -2300,9 +2297,7 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
             for (uint32_t i = 0; i < s->es->n; i++)
                 set[i] = s->es->lines[i] ^ e[j];
         int ovf = 0;
-        double hit = 0;
-        if (nset == 0 || gx_evx_hit_latency(&s->ev, s->base + tt, 5, &hit) != GX_OK ||
-            gx_evx_overflows(&s->ev, s->base + tt, hit, set, NULL, nset, 0, &ovf, NULL) != GX_OK)
+        if (nset == 0 || set_overflows(s, tt, set, nset, &ovf) != GX_OK)
             ovf = 0;
         if (!ovf && !s->cong && coset_evset(s, tt, set, &nset) == GX_OK && nset > 0)
             ovf = 1; /* reduced and verified inside tt's slice coset */
@@ -2539,8 +2534,11 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
     uint64_t cb[64], z[64];
     int ck = 0, nz = 0;
     /* A small class can be closed by chance under a direction that flips
-     * value bits (seed 29: 16 members, 4 values): factored only when the
-     * points are too many otherwise (seed 2117: 28 members, 2^15 points) */
+     * value bits (with a few dozen members over a few values, a direction
+     * maps the class onto itself with a probability that is not small):
+     * factored only when the points are too many otherwise (2^k above
+     * 2^12, unless the class is too small to trust or k fits the
+     * unfactored search) */
     if (s->k <= 12 || nct < 16 || (nct < 32 && s->k <= SETS_MAX_N)) {
         memcpy(cb, s->kb, (size_t)s->k * sizeof *cb);
         ck = s->k;
@@ -2679,23 +2677,14 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         free(f.lab);
         return rc;
     }
-    /* the slice directions: measured, when the slice hash has any. A
-     * table slice hash: the lift must also hold across slice cosets, in
-     * the fitted frame or another one that fits T's coset alike */
-    if (fitted && s->ns > 0 && ctx->slice_hash.table && s->cong) {
-        int perm[SETS_MAX_N], tries = 0;
-        uint8_t used[SETS_MAX_N] = {0};
-        if (lift_checked(s, &full, f.mask, f.n, f.m, alt) ||
-            lift_frames(s, &full, f.mask, f.n, f.m, perm, used, 0, &tries, alt) ||
-            lift_functionals(s, &full, f.mask, f.n, f.m, alt)) {
-            memcpy(f.mask, alt, (size_t)f.n * sizeof *alt);
-            lifted = 1;
-        }
-    } else if (fitted && s->ns > 0) {
-        /* a linear slice hash: the fitted frame first, then the other
-         * frames that fit T's coset alike (a frame that differs from the
-         * true one by a symmetry of T's coset explains no other coset by
-         * an xor on its bits) */
+    /* the slice directions: measured, when the slice hash has any. The
+     * fitted frame first, then the other frames that fit T's coset alike (a
+     * frame that differs from the true one by a symmetry of T's coset
+     * explains no other coset by an xor on its bits). A table slice hash
+     * with congruent lines: the lift must also hold across slice cosets;
+     * a linear one, or a table one without them, is lifted the same way
+     * (write_sets flags the unchecked table case below) */
+    if (fitted && s->ns > 0) {
         int perm[SETS_MAX_N], tries = 0;
         uint8_t used[SETS_MAX_N] = {0};
         if (lift_checked(s, &full, f.mask, f.n, f.m, alt) ||
