@@ -119,7 +119,7 @@ int tlb_classify(tlb_meter *m, uint64_t stride, uint32_t steps, double level_cyc
     uint32_t samples = TEST_SAMPLES;
     *verdict = TLB_UNSURE;
     for (int attempt = 0; attempt <= RETRIES; attempt++, samples *= 4) {
-        double v;
+        double v = NAN; /* set by tlb_mean on success */
         int rc = tlb_mean(m, stride, steps, samples, &v, msg);
         if (rc != GX_OK)
             return rc;
