@@ -160,6 +160,26 @@ static int pick_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
     return 1;
 }
 
+/* The balanced table of a non-power-of-two slice count: 2^k entries, every
+ * slice floor or ceil(2^k / slices) times, shuffled. 0, or -1 out of memory. */
+int gx_gen_slice_table(gx_rng *r, uint32_t slices, int k, gx_hash_fn *sh)
+{
+    size_t n = (size_t)1 << k;
+    uint64_t *v = malloc(n * sizeof *v);
+    sh->table = malloc(n * sizeof *sh->table);
+    if (!v || !sh->table) {
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = i % slices;
+    gx_rng_shuffle_u64(r, v, n);
+    for (size_t i = 0; i < n; i++)
+        sh->table[i] = (uint32_t)v[i];
+    free(v);
+    return 0;
+}
+
 static int make_hashes(gx_rng *r, const gx_generate_opts *o, const shape *s, gx_profile *p)
 {
     uint64_t basis[64] = {0};
@@ -177,21 +197,8 @@ static int make_hashes(gx_rng *r, const gx_generate_opts *o, const shape *s, gx_
         if (!sh->masks[i])
             return 0;
     }
-    if (!gx_is_pow2_u64(s->slices)) {
-        size_t n = (size_t)1 << s->k_slice;
-        uint64_t *v = malloc(n * sizeof *v);
-        sh->table = malloc(n * sizeof *sh->table);
-        if (!v || !sh->table) {
-            free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < n; i++)
-            v[i] = i % s->slices;
-        gx_rng_shuffle_u64(r, v, n);
-        for (size_t i = 0; i < n; i++)
-            sh->table[i] = (uint32_t)v[i];
-        free(v);
-    }
+    if (!gx_is_pow2_u64(s->slices) && gx_gen_slice_table(r, s->slices, s->k_slice, sh) != 0)
+        return -1;
     st->present = 1;
     st->n_masks = s->n_set;
     st->modulo = s->modulo ? s->sets : 0;

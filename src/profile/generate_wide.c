@@ -25,7 +25,6 @@
  * - Ways 2-40 (Accel-Sim's H100 configuration uses 40), 1-160 slices,
  *   lines of 64 or 128 B, sectors of 32 B, half a line or the whole line. */
 #include <math.h>
-#include <stdlib.h>
 
 #include "generate_internal.h"
 #include "gpuxray/bits.h"
@@ -145,21 +144,8 @@ int gx_gen_wide_hashes(gx_rng *r, const shape *s, gx_profile *p)
     for (int i = 0; i < s->k_slice; i++)
         if (!(sh->masks[i] = wide_mask(r, basis, line_bits, WIDE_MIN_WEIGHT, WIDE_MAX_WEIGHT)))
             return 0;
-    if (!gx_is_pow2_u64(s->slices)) {
-        size_t n = (size_t)1 << s->k_slice;
-        uint64_t *v = malloc(n * sizeof *v);
-        sh->table = malloc(n * sizeof *sh->table);
-        if (!v || !sh->table) {
-            free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < n; i++)
-            v[i] = i % s->slices;
-        gx_rng_shuffle_u64(r, v, n);
-        for (size_t i = 0; i < n; i++)
-            sh->table[i] = (uint32_t)v[i];
-        free(v);
-    }
+    if (!gx_is_pow2_u64(s->slices) && gx_gen_slice_table(r, s->slices, s->k_slice, sh) != 0)
+        return -1;
     st->present = 1;
     st->n_masks = s->n_set;
     st->modulo = s->modulo ? s->sets : 0;
