@@ -49,6 +49,7 @@ bench: build
 
 holdout: build
 	./$(BUILD)/gpuxray holdout --count 200
+	./$(BUILD)/gpuxray holdout --count 200 --only tlb
 
 # The build types the suite does not build: Release with gcc (optimiser-dependent
 # warnings such as -Wformat-truncation; the library sources and the binary) and Debug

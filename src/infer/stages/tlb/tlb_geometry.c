@@ -29,8 +29,8 @@
  *    and stays). sets = 2^M, M the last m that halved.
  *    Rounding of the knee can stop this one halving early or late, so:
  * 4. ways: at stride r x 2^M the longest chase that hits, w. If w + 1
- *    pages miss only in part (less than PARTIAL_FRACTION of an all-miss
- *    chase's extra cycles: two sets, one overflowing), M + 1 and again.
+ *    pages miss only in part (more than PARTIAL_HITS of them hit: two
+ *    sets, one overflowing), M + 1 and again.
  *    Then M is lowered while w + 1 pages at stride r x 2^(M - 1) still miss
  *    every access (one set there too): M is the first power of two at which
  *    the chase uses one set, exactly, and ways = w.
@@ -47,8 +47,8 @@
 #define MISS_FRACTION 1.5   /* of the predicted entries: every set holds ways + 1 or more */
 #define CONSISTENCY 0.1     /* relative slack between sets x ways and bytes / reach */
 #define MAX_SET_FIXES 2     /* halvings added when ways + 1 pages miss only in part */
-#define PARTIAL_FRACTION 0.75 /* of an all-miss chase's extra cycles: one set overflowing
-                                 in two gives about half */
+#define PARTIAL_HITS 0.25  /* of w + 1 pages hitting: one set overflowing in two leaves
+                              about half hitting, one set none */
 #define TLB_SAMPLES_EXACT 8192
 
 static int verdict_at(tlb_meter *m, uint64_t stride, uint32_t n, double cyc, int *v,
@@ -70,8 +70,13 @@ static int knee_bytes_at(tlb_meter *m, double cyc, uint64_t base, uint64_t hint_
 {
     uint64_t stride = base;
     double hint_bytes = (double)hint_hit * (double)hint_stride;
-    while (4.0 * hint_bytes / (double)stride > (double)tlb_max_steps(stride))
+    while (4.0 * hint_bytes / (double)stride > (double)tlb_max_steps(stride)) {
+        if (stride > GX_XCHASE_MAX_WINDOW_BYTES / 4) {
+            snprintf(g->why, sizeof g->why, "capacity beyond one chase's window");
+            return GX_OK;
+        }
         stride *= 2;
+    }
     uint32_t max = tlb_max_steps(stride);
     uint32_t n = (uint32_t)fmax(1.0, hint_bytes / (double)stride / 2);
     uint32_t lo = 0, hi = 0;
@@ -224,12 +229,15 @@ static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
             !w)
             return rc;
         /* one set holds w: w + 1 pages miss every access; two sets hold w
-         * between them: w + 1 pages miss about half (then one more halving) */
-        double part, full;
-        if ((rc = tlb_mean(m, g->reach << M, w + 1, TLB_SAMPLES_EXACT, &part, msg)) != GX_OK ||
-            (rc = tlb_mean(m, g->reach << M, 2 * w + 2, TLB_SAMPLES_EXACT, &full, msg)) != GX_OK)
+         * between them: w + 1 pages hit about half (then one more halving).
+         * Counted in pages that hit, not in cycles: a walk of more pages
+         * can cost more (page-walk caches), so an all-miss chase of other
+         * length is no reference for the cycles of this one. */
+        double hits;
+        if ((rc = tlb_hit_fraction(m, g->reach << M, w + 1, TLB_SAMPLES_EXACT, cyc, &hits,
+                                   msg)) != GX_OK)
             return rc;
-        if (part - cyc >= PARTIAL_FRACTION * (full - cyc))
+        if (hits <= PARTIAL_HITS)
             break;
         M++;
         if (fix == MAX_SET_FIXES) {

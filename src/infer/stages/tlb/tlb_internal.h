@@ -18,6 +18,13 @@
  * with more rounds, then unknown). Half and all of the smallest step. */
 #define TLB_HIT_CYCLES (TLB_JUMP_CYCLES / 2)
 #define TLB_MISS_CYCLES TLB_JUMP_CYCLES
+/* A step is slow for a level when its median lies this far over the
+ * level's latency (four of the smallest steps: past the noise of a median
+ * of three rounds); a chase with TLB_SLOW_FRACTION of its steps slow
+ * misses the level however low its mean (one walk in every 16 pages when
+ * each walk's fetch installs its 15 neighbours; 1/32 leaves room for 32). */
+#define TLB_SLOW_CYCLES (4 * TLB_JUMP_CYCLES)
+#define TLB_SLOW_FRACTION (1.0 / 32)
 
 struct gx_infer;
 
@@ -42,6 +49,12 @@ uint32_t tlb_max_steps(uint64_t stride);
  * min_samples timed accesses (rounds chosen, odd, at least 3). */
 int tlb_mean(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples, double *mean,
              gx_msg *msg);
+/* The fraction of a chase's steps whose median over the rounds hits a
+ * level of latency level_cycles (is under it + TLB_HIT_CYCLES): a count of
+ * pages, not of cycles, so a miss's cost (a walk that costs more when more
+ * pages are walked: page-walk caches) does not enter it. */
+int tlb_hit_fraction(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples,
+                     double level_cycles, double *frac, gx_msg *msg);
 /* The same with a thrashing thread on thrash_sm. */
 int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thrash_sm,
                     uint32_t thrash_steps, double *mean, gx_msg *msg);

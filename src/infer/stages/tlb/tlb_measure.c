@@ -51,19 +51,32 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double reduce(const double *c, uint32_t steps, uint32_t rounds)
+/* A chase reduced: the mean of the per-step medians, and how many steps
+ * medians lie under `lo` and over `hi` (limits of the caller's). */
+typedef struct tally {
+    double mean;
+    uint32_t below, above;
+} tally;
+
+static tally reduce(const double *c, uint32_t steps, uint32_t rounds, double lo, double hi)
 {
     double sum = 0, col[MAX_ROUNDS];
+    tally t = {0, 0, 0};
     for (uint32_t i = 0; i < steps; i++) {
         for (uint32_t r = 0; r < rounds; r++)
             col[r] = c[(size_t)r * steps + i];
         qsort(col, rounds, sizeof col[0], cmp_double);
-        sum += col[rounds / 2];
+        double med = col[rounds / 2];
+        sum += med;
+        t.below += med < lo;
+        t.above += med > hi;
     }
-    return sum / steps;
+    t.mean = sum / steps;
+    return t;
 }
 
-static int run(tlb_meter *m, const gx_xchase_req *q, double *mean, gx_msg *msg)
+static int run(tlb_meter *m, const gx_xchase_req *q, double lo, double hi, tally *t,
+               gx_msg *msg)
 {
     size_t need = (size_t)q->timed_rounds * q->steps;
     if (need > m->cap) {
@@ -76,7 +89,7 @@ static int run(tlb_meter *m, const gx_xchase_req *q, double *mean, gx_msg *msg)
     int rc = gx_target_xchase(m->t, q, m->buf, msg);
     m->chases++;
     if (rc == GX_OK)
-        *mean = reduce(m->buf, q->steps, q->timed_rounds);
+        *t = reduce(m->buf, q->steps, q->timed_rounds, lo, hi);
     if (rc == GX_OK && infer_recording(m->ctx))
         infer_data_append(m->ctx, "tlb", "chases",
                           json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "stride_bytes",
@@ -84,7 +97,7 @@ static int run(tlb_meter *m, const gx_xchase_req *q, double *mean, gx_msg *msg)
                                     "rounds", (json_int_t)q->timed_rounds, "thrash_sm",
                                     (json_int_t)(q->thrash_steps ? q->thrash_sm : 0),
                                     "thrash_steps", (json_int_t)q->thrash_steps, "cycles",
-                                    infer_json_num(*mean)));
+                                    infer_json_num(t->mean)));
     return rc;
 }
 
@@ -98,11 +111,32 @@ static uint32_t rounds_for(uint32_t steps, uint32_t min_samples)
     return r | 1u;
 }
 
+static gx_xchase_req plain_chase(const tlb_meter *m, uint64_t stride, uint32_t steps,
+                                 uint32_t min_samples)
+{
+    gx_xchase_req q = {stride, steps, WARM_ROUNDS, rounds_for(steps, min_samples), m->sm, 0, 0, 0};
+    return q;
+}
+
 int tlb_mean(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples, double *mean,
              gx_msg *msg)
 {
-    gx_xchase_req q = {stride, steps, WARM_ROUNDS, rounds_for(steps, min_samples), m->sm, 0, 0, 0};
-    return run(m, &q, mean, msg);
+    gx_xchase_req q = plain_chase(m, stride, steps, min_samples);
+    tally t = {NAN, 0, 0};
+    int rc = run(m, &q, 0, INFINITY, &t, msg);
+    if (rc == GX_OK)
+        *mean = t.mean;
+    return rc;
+}
+
+int tlb_hit_fraction(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples,
+                     double level_cycles, double *frac, gx_msg *msg)
+{
+    gx_xchase_req q = plain_chase(m, stride, steps, min_samples);
+    tally t = {NAN, 0, 0};
+    int rc = run(m, &q, level_cycles + TLB_HIT_CYCLES, INFINITY, &t, msg);
+    *frac = rc == GX_OK ? (double)t.below / steps : NAN;
+    return rc;
 }
 
 int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thrash_sm,
@@ -110,25 +144,37 @@ int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thra
 {
     gx_xchase_req q = {stride,      steps,        WARM_ROUNDS, rounds_for(steps, TEST_SAMPLES),
                        m->sm,       thrash_steps, thrash_sm,   stride};
-    return run(m, &q, mean, msg);
+    tally t = {NAN, 0, 0};
+    int rc = run(m, &q, 0, INFINITY, &t, msg);
+    if (rc == GX_OK)
+        *mean = t.mean;
+    return rc;
 }
 
+/* Hit: the mean within TLB_HIT_CYCLES of the level and (almost) no slow
+ * step; miss: the mean TLB_MISS_CYCLES above it, or at least
+ * TLB_SLOW_FRACTION of the steps slow (over the level by TLB_SLOW_CYCLES).
+ * The second form sees a level missed in part by steps that cost much
+ * more (a walk) while the others hit nearer (the neighbours one walk's
+ * fetch installs): a mix whose mean can lie at or under the level. */
 int tlb_classify(tlb_meter *m, uint64_t stride, uint32_t steps, double level_cycles,
                  int *verdict, gx_msg *msg)
 {
     uint32_t samples = TEST_SAMPLES;
     *verdict = TLB_UNSURE;
     for (int attempt = 0; attempt <= RETRIES; attempt++, samples *= 4) {
-        double v = NAN; /* set by tlb_mean on success */
-        int rc = tlb_mean(m, stride, steps, samples, &v, msg);
+        gx_xchase_req q = plain_chase(m, stride, steps, samples);
+        tally t = {NAN, 0, 0};
+        int rc = run(m, &q, 0, level_cycles + TLB_SLOW_CYCLES, &t, msg);
         if (rc != GX_OK)
             return rc;
-        if (v < level_cycles + TLB_HIT_CYCLES) {
-            *verdict = TLB_HIT;
+        double slow = (double)t.above / steps;
+        if (t.mean > level_cycles + TLB_MISS_CYCLES || slow >= TLB_SLOW_FRACTION) {
+            *verdict = TLB_MISS;
             return GX_OK;
         }
-        if (v > level_cycles + TLB_MISS_CYCLES) {
-            *verdict = TLB_MISS;
+        if (t.mean < level_cycles + TLB_HIT_CYCLES && slow < TLB_SLOW_FRACTION / 4) {
+            *verdict = TLB_HIT;
             return GX_OK;
         }
     }

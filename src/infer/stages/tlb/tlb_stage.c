@@ -36,7 +36,15 @@
 #include "tlb_internal.h"
 #include "tlb_stage.h"
 
-#define CURVE_STRIDE_GRANULES 3 /* odd: entries of any reach up to 2 granules spread evenly */
+/* The curve's strides in granules, tried in turn until one shows a level:
+ * odd, so entries of any reach up to the stride spread evenly over a
+ * power-of-two number of sets. 3 first (the finest that leaves room for
+ * reaches of 2 granules); when entries cover many granules (Hopper's 32
+ * MiB), a 3-granule chase hits one entry several times in a row, its
+ * mean moves by a fraction of a level's step, and no plateau shows: then
+ * 17 (past 32 MiB over 2 MiB granules) and 129 (past TLB_MAX_REACH). */
+static const uint32_t CURVE_GRANULES[] = {3, 17, 129};
+#define N_CURVES (sizeof CURVE_GRANULES / sizeof CURVE_GRANULES[0])
 #define CURVE_SAMPLES 2048
 #define PLATEAU_SAMPLES 16384
 #define MAX_POINTS 40
@@ -66,6 +74,7 @@ typedef struct tlb_state {
     gx_infer *ctx;
     tlb_meter m;
     uint64_t granule;
+    uint64_t curve_stride; /* the curve's stride (CURVE_GRANULES granules) */
     point pts[MAX_POINTS];
     int n_pts;
     plateau pl[MAX_PLATEAUS];
@@ -78,7 +87,7 @@ typedef struct tlb_state {
 
 static int curve(tlb_state *s)
 {
-    const uint64_t stride = CURVE_STRIDE_GRANULES * s->granule;
+    const uint64_t stride = s->curve_stride;
     const uint32_t max = tlb_max_steps(stride);
     uint32_t prev = 0;
     for (int k = 2; k <= 30 && s->n_pts < MAX_POINTS; k++) {
@@ -94,8 +103,8 @@ static int curve(tlb_state *s)
             return rc;
         p->n = n;
         s->n_pts++;
-        json_t *o = json_pack("{s:I, s:o}", "steps", (json_int_t)n, "cycles",
-                              infer_json_num(p->cycles));
+        json_t *o = json_pack("{s:I, s:I, s:o}", "stride_bytes", (json_int_t)stride, "steps",
+                              (json_int_t)n, "cycles", infer_json_num(p->cycles));
         infer_data_append(s->ctx, "tlb", "curve", o);
     }
     return GX_OK;
@@ -109,8 +118,7 @@ static int plateau_cycles(tlb_state *s, plateau *p)
     int reps = 0;
     for (uint64_t got = 0; got < PLATEAU_SAMPLES; reps++) {
         double v;
-        int rc = tlb_mean(&s->m, CURVE_STRIDE_GRANULES * s->granule, mid, PLATEAU_SAMPLES, &v,
-                          s->ctx->msg);
+        int rc = tlb_mean(&s->m, s->curve_stride, mid, PLATEAU_SAMPLES, &v, s->ctx->msg);
         if (rc != GX_OK)
             return rc;
         sum += v;
@@ -155,7 +163,7 @@ static int find_plateaus(tlb_state *s)
 
 static int levels(tlb_state *s)
 {
-    const uint64_t stride = CURVE_STRIDE_GRANULES * s->granule;
+    const uint64_t stride = s->curve_stride;
     for (int k = 0; k < s->n_pl; k++) {
         if (s->n_lv == GX_MAX_TLB_LEVELS)
             break;
@@ -329,7 +337,9 @@ static void report(tlb_state *s)
         snprintf(name, sizeof name, "tlb.levels[%d].latency", j);
         snprintf(v, sizeof v, "hit %s%.1f, miss +%.1f cycles", j ? "+" : "(in the L2 hit) ",
                  j ? l->hit_latency_cycles : g->cycles, l->miss_cycles);
-        infer_report_row(ctx, name, v, "plateaus of the 3-granule curve", CONF_LATENCY, 1);
+        snprintf(m, sizeof m, "plateaus of the %llu-granule curve",
+                 (unsigned long long)(s->curve_stride / s->granule));
+        infer_report_row(ctx, name, v, m, CONF_LATENCY, 1);
         snprintf(name, sizeof name, "tlb.levels[%d].sharing", j);
         snprintf(v, sizeof v, "%s", s->domain[j] ? gx_sharing_name(l->sharing) : "unknown");
         snprintf(m, sizeof m, "SM 0 timing, SM b thrashing: first SM apart = %u", s->domain[j]);
@@ -338,8 +348,10 @@ static void report(tlb_state *s)
     if (s->n_lv) {
         int grows = s->walk_far > s->walk_near + TLB_JUMP_CYCLES;
         snprintf(v, sizeof v, "%s", s->walk_near > 0 ? (grows ? "grows" : "flat") : "unknown");
-        snprintf(m, sizeof m, "walk after the last level: %.1f cycles at 3 granules apart, "
-                 "%.1f at 1 GiB apart", s->walk_near - s->lv[s->n_lv - 1].cycles,
+        snprintf(m, sizeof m,
+                 "first plateau past the last level (the walk?): %.1f cycles at %llu "
+                 "granules apart, %.1f at 1 GiB apart", s->walk_near - s->lv[s->n_lv - 1].cycles,
+                 (unsigned long long)(s->curve_stride / s->granule),
                  s->walk_far - s->lv[s->n_lv - 1].cycles);
         /* page-walk caches (or neighbours of one fetch) show as a walk that
          * costs more when the pages walked lie further apart */
@@ -352,6 +364,26 @@ static void report(tlb_state *s)
                      NAN, 0);
 }
 
+/* Every plateau of the last curve: what lies past the levels found (the
+ * walk at the page-walk caches' changing hit rates, or a level whose
+ * geometry the model of tlb_geometry.c cannot describe) stays visible. */
+static void report_plateaus(tlb_state *s)
+{
+    char v[256], m[96];
+    size_t at = 0;
+    v[0] = '\0';
+    for (int k = 0; k < s->n_pl && at < sizeof v; k++) {
+        int w = snprintf(v + at, sizeof v - at, "%s%.1f (%u-%u)", k ? ", " : "",
+                         s->pl[k].cycles, s->pl[k].first, s->pl[k].last);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    snprintf(m, sizeof m, "cycles (pages) of the %llu-granule curve; %d level(s) found",
+             (unsigned long long)(s->curve_stride / s->granule), s->n_lv);
+    infer_report_row(s->ctx, "tlb.plateaus", s->n_pl ? v : "none", m, NAN, 0);
+}
+
 int gx_stage_tlb(gx_infer *ctx)
 {
     tlb_state *s = calloc(1, sizeof *s);
@@ -360,11 +392,19 @@ int gx_stage_tlb(gx_infer *ctx)
     s->ctx = ctx;
     s->granule = ctx->info->page_bytes ? ctx->info->page_bytes : 2u << 20;
     tlb_meter_init(&s->m, ctx, 0, s->granule);
-    int rc = curve(s);
-    if (rc == GX_OK)
-        rc = find_plateaus(s);
-    if (rc == GX_OK)
-        rc = levels(s);
+    int rc = GX_OK;
+    for (size_t c = 0; rc == GX_OK && c < N_CURVES && !s->n_lv; c++) {
+        s->curve_stride = CURVE_GRANULES[c] * s->granule;
+        if (tlb_max_steps(s->curve_stride) < 64)
+            break;
+        s->n_pts = s->n_pl = 0;
+        s->walk_near = 0;
+        rc = curve(s);
+        if (rc == GX_OK)
+            rc = find_plateaus(s);
+        if (rc == GX_OK)
+            rc = levels(s);
+    }
     if (rc == GX_OK)
         rc = walk_far(s);
     for (int j = 0; rc == GX_OK && j < s->n_lv; j++)
@@ -377,11 +417,15 @@ int gx_stage_tlb(gx_infer *ctx)
         for (int j = 0; j < s->n_lv; j++)
             write_level(s, j);
         report(s);
-    } else if (rc == GX_OK) {
+    }
+    if (rc == GX_OK && s->curve_stride)
+        report_plateaus(s);
+    if (rc == GX_OK && !s->n_lv) {
         /* a finding, not a failure: a target whose translation costs
          * nothing a chase can see (a simulated GPU without a tlb section) */
         infer_report_row(ctx, "tlb", "none visible",
-                         "the 3-granule curve shows no level with an entry reach", NAN, 0);
+                         "the curves at 3, 17 and 129 granules show no level with an entry reach",
+                         NAN, 0);
     }
     tlb_meter_free(&s->m);
     free(s);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# xchase_curve.sh - bench/xchase_curve (raw translation-chase curves, the
+# tool the H200 TLB data is read with) on the sim target: on a hidden
+# translation hierarchy a chase far past every level costs more than one
+# that fits the first; the quantiles are ordered; bad usage exits 2 and an
+# unopenable target 3, each with a message.
+# Usage: bash tests/xchase_curve.sh path/to/gpuxray (xchase_curve beside it)
+set -u
+bin="${1:?usage: xchase_curve.sh path/to/gpuxray}"
+x="$(dirname "$bin")/xchase_curve"
+[ -x "$x" ] || { echo "FAIL: $x not built (bench/xchase_curve.c)"; exit 1; }
+t="$(mktemp -d)"
+trap 'rm -rf "$t"' EXIT
+fail=0
+"$bin" gen-profile --seed 112 --tlb -o "$t/p.json" || { echo "FAIL: gen-profile"; exit 1; }
+if ! "$x" --target "sim:$t/p.json" --steps 4,16384 6 >"$t/c.csv" 2>"$t/err"; then
+    echo "FAIL: xchase_curve on sim: $(cat "$t/err")"
+    exit 1
+fi
+awk -F, 'NR == 1 { if ($0 != "stride_bytes,steps,rounds,mean,min,q10,q50,q90,max") bad = "header" }
+         NR > 1 { n++; m[n] = $4
+                  if (!($5 <= $6 && $6 <= $7 && $7 <= $8 && $8 <= $9)) bad = "quantiles not ordered" }
+         END { if (n != 2) bad = "rows: " n; else if (m[2] < m[1] + 20) bad = "no step: " m[1] " " m[2]
+               if (bad) { print "FAIL: " bad; exit 1 } }' "$t/c.csv" || fail=1
+expect() { # expect RC ARGS...: exit status and a message on stderr
+    local want=$1
+    shift
+    "$x" "$@" >/dev/null 2>"$t/err"
+    local rc=$?
+    if [ "$rc" -ne "$want" ] || [ ! -s "$t/err" ]; then
+        echo "FAIL: xchase_curve $* -> $rc (want $want, with a message)"
+        fail=1
+    fi
+}
+expect 2
+expect 2 --steps 0 6
+expect 2 --steps 4,x 6
+expect 2 --sm -1 6
+expect 2 -- 6
+expect 2 6 0
+expect 3 --target "sim:$t/missing.json" 6
+[ "$fail" -eq 0 ] && echo "xchase_curve: ok"
+exit "$fail"
