@@ -36,6 +36,9 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
 /* Add page nb_va (same size) to the entry of va when one entry covers both. */
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes);
+/* 1 when some page size's entry covers several pages (else fill_neighbour
+ * never adds anything). */
+int gx_tlb_takes_neighbours(const gx_tlb *tlb);
 /* The instance an SM uses (for per-instance limits). */
 uint32_t gx_tlb_instance(const gx_tlb *tlb, uint32_t sm);
 uint32_t gx_tlb_instances(const gx_tlb *tlb);

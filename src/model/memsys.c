@@ -49,6 +49,7 @@ static int build_translation(gx_memsys *ms, const gx_profile *p, uint64_t seed, 
         if (rc != GX_OK)
             return rc;
         ms->hit_lat[j] = l->hit_latency_cycles;
+        ms->nb_levels |= (uint32_t)gx_tlb_takes_neighbours(ms->tlb[j]) << j;
         snprintf(ms->level_name[j], sizeof ms->level_name[j], "%s",
                  l->name[0] ? l->name : "L?");
         if (gx_slots_init(&ms->slots[j], l->outstanding_misses))
@@ -242,8 +243,8 @@ typedef struct xlate {
     int fault, tlb_hit, leaf_read;
     uint64_t page_base, page_bytes;
     double cycles;
-    int n_nb; /* the walk's valid final neighbours (same fetch) */
-    uint64_t nb_va[GX_VMEM_MAX_FETCH], nb_bytes[GX_VMEM_MAX_FETCH];
+    int n_nb; /* the walk's valid final neighbours (same fetch): w's, 0 without a walk */
+    gx_walk w; /* the walk, when there was one */
 } xlate;
 
 /* Install a walked page, and the neighbours its fetch returned into the
@@ -253,9 +254,11 @@ static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
 {
     for (int j = 0; j < ms->n_levels; j++) {
         gx_tlb_fill(ms->tlb[j], sm, va, x->page_bytes);
+        if (!(ms->nb_levels >> j & 1u)) /* an entry of one page: no neighbour to add */
+            continue;
         for (int k = 0; k < x->n_nb; k++)
-            if (x->nb_bytes[k] == x->page_bytes)
-                gx_tlb_fill_neighbour(ms->tlb[j], sm, va, x->nb_va[k], x->page_bytes);
+            if (x->w.neighbour_bytes[k] == x->page_bytes)
+                gx_tlb_fill_neighbour(ms->tlb[j], sm, va, x->w.neighbour_va[k], x->page_bytes);
     }
 }
 
@@ -290,17 +293,15 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
         for (int j = 0; j < hit; j++)
             gx_tlb_fill(ms->tlb[j], sm, va, s);
     } else {
-        gx_walk w;
-        gx_walker_walk(ms->walker, va, sm, t + c, &w);
-        c += w.queue_cycles + w.walk_cycles;
-        x->fault = w.fault;
-        x->leaf_read = w.leaf_read;
-        x->page_base = w.page_base;
-        x->page_bytes = w.page_bytes;
-        x->n_nb = w.n_neighbours;
-        memcpy(x->nb_va, w.neighbour_va, (size_t)w.n_neighbours * sizeof *x->nb_va);
-        memcpy(x->nb_bytes, w.neighbour_bytes, (size_t)w.n_neighbours * sizeof *x->nb_bytes);
-        if (!w.fault)
+        gx_walk *w = &x->w;
+        gx_walker_walk(ms->walker, va, sm, t + c, w);
+        c += w->queue_cycles + w->walk_cycles;
+        x->fault = w->fault;
+        x->leaf_read = w->leaf_read;
+        x->page_base = w->page_base;
+        x->page_bytes = w->page_bytes;
+        x->n_nb = w->n_neighbours;
+        if (!w->fault)
             fill_levels(ms, sm, va, x);
     }
     int looked = hit >= 0 ? hit : ms->n_levels;
@@ -335,7 +336,8 @@ static int in_fetch(const xlate *x, uint64_t va)
     if (va - x->page_base < x->page_bytes)
         return 1;
     for (int k = 0; k < x->n_nb; k++)
-        if (x->nb_bytes[k] == x->page_bytes && va - x->nb_va[k] < x->nb_bytes[k])
+        if (x->w.neighbour_bytes[k] == x->page_bytes &&
+            va - x->w.neighbour_va[k] < x->w.neighbour_bytes[k])
             return 1;
     return 0;
 }
