@@ -313,6 +313,43 @@ static void entry_in_table(gx_vmem *vm, int level, int cls, uint64_t idx, uint64
     o->pa = pa0 + (idx << pt->pte_shift);
 }
 
+/* The page size of every VA from first to last (the first VAs of a fetch
+ * block's entries) when it is one region's, or the default's with no region
+ * among them; 0 otherwise (the entries' kinds then differ or depend on what
+ * is mapped below them). One look-up instead of one per entry; measured:
+ * see docs/performance.md ("Translation: instructions per access"). */
+static uint64_t block_page(const gx_ptable *pt, uint64_t first, uint64_t last)
+{
+    if (last < first)
+        return 0;
+    uint64_t i = first_ending_after(pt, first);
+    if (i < pt->n_reg && pt->reg[i].base <= first)
+        return pt->reg[i].end > last ? pt->reg[i].page_bytes : 0;
+    if (i < pt->n_reg && pt->reg[i].base <= last)
+        return 0;
+    return pt->maps_seen ? 0 : pt->default_page;
+}
+
+/* The kind and page size entry_in_table gives an entry of table (level,
+ * cls) whose first VA is in a page of size s (mapped): the same for every
+ * entry of a block block_page found uniform. 0 when s is not installable. */
+static int entry_kind(const gx_ptable *pt, int level, int cls, uint64_t s, gx_vmem_pte *o)
+{
+    memset(o, 0, sizeof *o);
+    int si = size_index(pt, s);
+    if (si < 0)
+        return 0;
+    int f = pt->final_level[si];
+    int scls = s == ((uint64_t)1 << pt->span_shift[f]) ? 0 : 1 + si;
+    if (level == f && scls == cls) {
+        o->kind = GX_PTE_FINAL;
+        o->page_bytes = s;
+    } else if (level < f && !cls) {
+        o->kind = GX_PTE_TABLE;
+    }
+    return 1;
+}
+
 int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
                         gx_vmem_pte *out)
 {
@@ -331,8 +368,20 @@ int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t f
     uint64_t in_node = idx & (((uint64_t)1 << ebits) - 1);
     /* the PA of entry index 0 as seen from this node (entries are contiguous) */
     uint64_t pa0 = e->pa - (in_node << pt->pte_shift) - ((idx - in_node) << pt->pte_shift);
-    for (uint64_t j = 0; j < k; j++)
-        entry_in_table(vm, level, cls, start + j, pa0, &out[j]);
+    uint64_t ps = block_page(pt, start << sh, (start + k - 1) << sh);
+    gx_vmem_pte o; /* every entry's kind and size: entry_in_table's, for page size ps */
+    if (!ps || !entry_kind(pt, level, cls, ps, &o)) {
+        for (uint64_t j = 0; j < k; j++)
+            entry_in_table(vm, level, cls, start + j, pa0, &out[j]);
+        return (int)k;
+    }
+    for (uint64_t j = 0; j < k; j++) {
+        uint64_t ix = start + j;
+        out[j] = o;
+        out[j].va_base = ix << sh;
+        out[j].key = ix << 6 | (uint64_t)cls << 3 | (uint64_t)level;
+        out[j].pa = pa0 + (ix << pt->pte_shift);
+    }
     return (int)k;
 }
 
