@@ -38,6 +38,7 @@ struct gx_tlb {
     uint64_t sizes[GX_MAX_PAGE_SIZES];
     uint32_t size_shift[GX_MAX_PAGE_SIZES];
     uint32_t reach_shift[GX_MAX_PAGE_SIZES]; /* log2 of the VA one entry covers */
+    uint32_t sector_mask[GX_MAX_PAGE_SIZES]; /* pages per entry - 1 */
     /* bit s: an entry of page size s may be present (set by a fill, cleared
      * by a flush): a lookup skips the sizes it never filled, whose probes
      * would miss without a state change (allocate 0). Measured: see
@@ -102,6 +103,7 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
         tlb->sizes[s] = sz;
         tlb->size_shift[s] = (uint32_t)gx_log2_u64(sz);
         tlb->reach_shift[s] = (uint32_t)gx_log2_u64(reach);
+        tlb->sector_mask[s] = (1u << (tlb->reach_shift[s] - tlb->size_shift[s])) - 1;
         tlb->multi_page |= reach > sz;
     }
     tlb->set_div = !gx_is_pow2_u64(tlb->sets);
@@ -155,22 +157,26 @@ uint32_t gx_tlb_instances(const gx_tlb *tlb)
     return tlb->instances;
 }
 
-/* Set, tag and sector of va for page size index s in the SM's instance. */
-static void place(const gx_tlb *tlb, uint32_t sm, uint64_t va, int s, uint64_t *set,
-                  uint64_t *tag, uint32_t *sector)
+/* The first set of the SM's instance. */
+static inline uint64_t set_base(const gx_tlb *tlb, uint32_t sm)
+{
+    return sm < tlb->n_base ? tlb->set_base[sm] : (uint64_t)gx_tlb_instance(tlb, sm) * tlb->sets;
+}
+
+/* Set, tag and sector of va for page size index s in the instance whose
+ * first set is base. */
+static inline void place(const gx_tlb *tlb, uint64_t base, uint64_t va, int s, uint64_t *set,
+                         uint64_t *tag, uint32_t *sector)
 {
     uint64_t e = va >> tlb->reach_shift[s];
-    uint64_t base = sm < tlb->n_base ? tlb->set_base[sm]
-                                     : (uint64_t)gx_tlb_instance(tlb, sm) * tlb->sets;
     *set = base + (tlb->set_div ? e % tlb->sets : e & tlb->set_mask);
     *tag = e << 3 | (uint64_t)s;
-    *sector = (uint32_t)((va >> tlb->size_shift[s]) &
-                         ((1u << (tlb->reach_shift[s] - tlb->size_shift[s])) - 1));
+    *sector = (uint32_t)(va >> tlb->size_shift[s]) & tlb->sector_mask[s];
 }
 
 /* Is the page (tag, sector) in the set? A hit updates the policy, a miss
  * changes nothing (allocate 0). */
-static int probe(gx_tlb *tlb, uint64_t set, uint64_t tag, uint32_t sector)
+static inline int probe(gx_tlb *tlb, uint64_t set, uint64_t tag, uint32_t sector)
 {
     if (tlb->lru)
         return gx_salru_probe(tlb->lru, (uint32_t)set, tag, 1u << sector);
@@ -180,12 +186,12 @@ static int probe(gx_tlb *tlb, uint64_t set, uint64_t tag, uint32_t sector)
 int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes)
 {
     tlb->st.accesses++;
-    for (int s = 0; s < tlb->n_sizes; s++) {
-        if (!(tlb->filled_sizes >> s & 1u))
-            continue;
+    const uint64_t base = set_base(tlb, sm);
+    for (uint32_t f = tlb->filled_sizes; f; f &= f - 1) { /* the filled sizes, smallest first */
+        int s = __builtin_ctz(f);
         uint64_t set, tag;
         uint32_t sector;
-        place(tlb, sm, va, s, &set, &tag, &sector);
+        place(tlb, base, va, s, &set, &tag, &sector);
         if (probe(tlb, set, tag, sector)) {
             tlb->st.hits++;
             tlb->st.hits_by_size[s]++;
@@ -212,7 +218,7 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
         return;
     uint64_t set, tag;
     uint32_t sector;
-    place(tlb, sm, va, s, &set, &tag, &sector);
+    place(tlb, set_base(tlb, sm), va, s, &set, &tag, &sector);
     if (tlb->lru)
         gx_salru_insert(tlb->lru, (uint32_t)set, tag, 1u << sector);
     else
