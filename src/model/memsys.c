@@ -269,13 +269,16 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
     int took[GX_MAX_TLB_LEVELS];
     int hit = -1;
     uint64_t s = 0;
-    for (int j = 0; j < ms->n_levels && hit < 0; j++) {
-        c += ms->hit_lat[j];
+    c += ms->hit_lat[0]; /* a first-level hit (the common case): nothing to fill or hold */
+    if (gx_tlb_lookup(ms->tlb[0], sm, va, &s)) {
+        x->tlb_hit = 1;
+        x->page_bytes = s;
+        x->page_base = va & ~(s - 1);
+        x->cycles = c;
+        return;
+    }
+    for (int j = 0;;) { /* level j missed: the next level, until one hits */
         took[j] = 0;
-        if (gx_tlb_lookup(ms->tlb[j], sm, va, &s)) {
-            hit = j;
-            break;
-        }
         gx_slots *sl = &ms->slots[j];
         if (sl->n) { /* a miss needs one of the level's outstanding-miss slots */
             double f = gx_slots_earliest(sl);
@@ -284,6 +287,13 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
                 ms->miss_slot_stalls++;
             }
             took[j] = 1;
+        }
+        if (++j == ms->n_levels)
+            break;
+        c += ms->hit_lat[j];
+        if (gx_tlb_lookup(ms->tlb[j], sm, va, &s)) {
+            hit = j;
+            break;
         }
     }
     if (hit >= 0) {
@@ -461,6 +471,22 @@ static double phys(gx_memsys *ms, const gx_memsys_req *r, uint64_t *sectors)
     return gx_memsys_access_off(ms, r->va, r->size, r->sm, (gx_l2_op)r->op, NULL, sectors);
 }
 
+/* gx_memsys_access_group's translated path for an instruction of one
+ * request (its loop with n = 1 written out). */
+static void access_alone(gx_memsys *ms, const gx_memsys_req *req, double t, gx_memsys_res *res)
+{
+    double cyc;
+    uint8_t fault;
+    translate_alone(ms, req, t, &cyc, &fault);
+    res->translation_cycles = cyc;
+    res->fault = fault;
+    res->sectors = 0;
+    res->latency_cycles = cyc + (fault ? 0 : phys(ms, req, &res->sectors));
+    ms->translation_cycles += cyc;
+    ms->faults += fault;
+    ms->accesses++;
+}
+
 void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n, double t,
                             gx_memsys_res *res)
 {
@@ -475,12 +501,13 @@ void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
         }
         return;
     }
+    if (n == 1) {
+        access_alone(ms, req, t, res);
+        return;
+    }
     double cyc[GX_MEMSYS_MAX_GROUP];
     uint8_t fault[GX_MEMSYS_MAX_GROUP];
-    if (n == 1)
-        translate_alone(ms, req, t, cyc, fault);
-    else
-        translate_group(ms, req, n, t, cyc, fault);
+    translate_group(ms, req, n, t, cyc, fault);
     for (uint32_t i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof res[i]);
         res[i].translation_cycles = cyc[i];
