@@ -449,19 +449,11 @@ static void translate_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
 static void translate_alone(gx_memsys *ms, const gx_memsys_req *req, double t, double *cyc,
                             uint8_t *fault)
 {
-    const uint32_t sm = req->sm;
-    uint64_t predicted = gx_coalescer_predict(ms->co, sm);
     xlate x;
-    translate(ms, req->va, sm, t, &x);
-    if (x.tlb_hit)
-        gx_coalescer_train_neighbour(ms->co, sm, 0);
-    else if (x.leaf_read)
-        gx_coalescer_train_neighbour(ms->co, sm, 1);
-    if (!x.fault)
-        (void)gx_coalescer_train_size(ms->co, sm, predicted, x.page_bytes);
-    cyc[0] = x.cycles;
-    fault[0] = (uint8_t)x.fault;
-    gx_coalescer_count(ms->co, 1, 1, 0);
+    translate(ms, req->va, req->sm, t, &x); /* the coalescer's state is not the translation's */
+    gx_coalescer_alone(ms->co, req->sm, x.tlb_hit, x.leaf_read, x.fault, x.page_bytes);
+    *cyc = x.cycles;
+    *fault = (uint8_t)x.fault;
 }
 
 /* Every sector of one translated request through the L2 (VA -> PA by the
