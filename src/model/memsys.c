@@ -262,21 +262,13 @@ static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
     }
 }
 
-static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *x)
+/* translate after a first-level miss (c: the cycles so far). */
+static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va, uint32_t sm,
+                                                     double t, double c, xlate *x)
 {
-    x->fault = x->tlb_hit = x->leaf_read = x->n_nb = 0; /* nb_* used up to n_nb only */
-    double c = 0;
     int took[GX_MAX_TLB_LEVELS];
     int hit = -1;
     uint64_t s = 0;
-    c += ms->hit_lat[0]; /* a first-level hit (the common case): nothing to fill or hold */
-    if (gx_tlb_lookup(ms->tlb[0], sm, va, &s)) {
-        x->tlb_hit = 1;
-        x->page_bytes = s;
-        x->page_base = va & ~(s - 1);
-        x->cycles = c;
-        return;
-    }
     for (int j = 0;;) { /* level j missed: the next level, until one hits */
         took[j] = 0;
         gx_slots *sl = &ms->slots[j];
@@ -319,6 +311,22 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
         if (took[j])
             gx_slots_take(&ms->slots[j], t + c);
     x->cycles = c;
+}
+
+static inline void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *x)
+{
+    x->fault = x->tlb_hit = x->leaf_read = x->n_nb = 0; /* nb_* used up to n_nb only */
+    double c = 0;
+    uint64_t s = 0;
+    c += ms->hit_lat[0]; /* a first-level hit (the common case): nothing to fill or hold */
+    if (gx_tlb_lookup(ms->tlb[0], sm, va, &s)) {
+        x->tlb_hit = 1;
+        x->page_bytes = s;
+        x->page_base = va & ~(s - 1);
+        x->cycles = c;
+        return;
+    }
+    translate_miss(ms, va, sm, t, c, x);
 }
 
 /* ------------------------------------------------------------------ */
