@@ -350,13 +350,21 @@ static int entry_kind(const gx_ptable *pt, int level, int cls, uint64_t s, gx_vm
     return 1;
 }
 
-int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
-                        gx_vmem_pte *out)
+/* The aligned fetch block holding entry e of level `level`. */
+typedef struct fblock {
+    int cls;
+    uint32_t sh;    /* log2 of the VA an entry covers */
+    uint64_t k;     /* entries */
+    uint64_t start; /* index of the first */
+    uint64_t pa0;   /* the PA of entry index 0 as seen from this node (entries are contiguous) */
+} fblock;
+
+static void block_of(const gx_ptable *pt, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                     fblock *b)
 {
-    gx_ptable *pt = &vm->pt;
-    int cls = (int)(e->key >> 3 & 7);
-    uint32_t sh = entry_shift(pt, level, cls);
-    uint32_t ebits = pt->bits[level] - (cls ? sh - pt->span_shift[level] : 0);
+    b->cls = (int)(e->key >> 3 & 7);
+    b->sh = entry_shift(pt, level, b->cls);
+    uint32_t ebits = pt->bits[level] - (b->cls ? b->sh - pt->span_shift[level] : 0);
     uint64_t k = fetch_bytes >> pt->pte_shift;
     if (k > ((uint64_t)1 << ebits))
         k = (uint64_t)1 << ebits;
@@ -364,25 +372,56 @@ int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t f
         k = GX_VMEM_MAX_FETCH;
     if (!k)
         k = 1;
-    uint64_t idx = e->key >> 6, start = idx & ~(k - 1);
-    uint64_t in_node = idx & (((uint64_t)1 << ebits) - 1);
-    /* the PA of entry index 0 as seen from this node (entries are contiguous) */
-    uint64_t pa0 = e->pa - (in_node << pt->pte_shift) - ((idx - in_node) << pt->pte_shift);
-    uint64_t ps = block_page(pt, start << sh, (start + k - 1) << sh);
-    gx_vmem_pte o; /* every entry's kind and size: entry_in_table's, for page size ps */
-    if (!ps || !entry_kind(pt, level, cls, ps, &o)) {
-        for (uint64_t j = 0; j < k; j++)
-            entry_in_table(vm, level, cls, start + j, pa0, &out[j]);
-        return (int)k;
+    uint64_t idx = e->key >> 6, in_node = idx & (((uint64_t)1 << ebits) - 1);
+    b->k = k;
+    b->start = idx & ~(k - 1);
+    b->pa0 = e->pa - (in_node << pt->pte_shift) - ((idx - in_node) << pt->pte_shift);
+}
+
+/* 1 when every entry of block b has one kind and page size (into o). */
+static int block_uniform(const gx_ptable *pt, int level, const fblock *b, gx_vmem_pte *o)
+{
+    uint64_t ps = block_page(pt, b->start << b->sh, (b->start + b->k - 1) << b->sh);
+    return ps && entry_kind(pt, level, b->cls, ps, o);
+}
+
+int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                        gx_vmem_pte *out)
+{
+    gx_ptable *pt = &vm->pt;
+    fblock b;
+    block_of(pt, level, e, fetch_bytes, &b);
+    gx_vmem_pte o; /* every entry's kind and size: entry_in_table's */
+    if (!block_uniform(pt, level, &b, &o)) {
+        for (uint64_t j = 0; j < b.k; j++)
+            entry_in_table(vm, level, b.cls, b.start + j, b.pa0, &out[j]);
+        return (int)b.k;
     }
-    for (uint64_t j = 0; j < k; j++) {
-        uint64_t ix = start + j;
+    for (uint64_t j = 0; j < b.k; j++) {
+        uint64_t ix = b.start + j;
         out[j] = o;
-        out[j].va_base = ix << sh;
-        out[j].key = ix << 6 | (uint64_t)cls << 3 | (uint64_t)level;
-        out[j].pa = pa0 + (ix << pt->pte_shift);
+        out[j].va_base = ix << b.sh;
+        out[j].key = ix << 6 | (uint64_t)b.cls << 3 | (uint64_t)level;
+        out[j].pa = b.pa0 + (ix << pt->pte_shift);
     }
-    return (int)k;
+    return (int)b.k;
+}
+
+int gx_vmem_fetch_uniform(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                          gx_vmem_block *out)
+{
+    gx_ptable *pt = &vm->pt;
+    fblock b;
+    block_of(pt, level, e, fetch_bytes, &b);
+    gx_vmem_pte o;
+    if (!block_uniform(pt, level, &b, &o))
+        return 0;
+    out->kind = o.kind;
+    out->page_bytes = o.page_bytes;
+    out->first_key = b.start << 6 | (uint64_t)b.cls << 3 | (uint64_t)level;
+    out->first_va = b.start << b.sh;
+    out->va_shift = b.sh;
+    return (int)b.k;
 }
 
 static int grow_regions(gx_ptable *pt, uint64_t need)
