@@ -58,7 +58,7 @@ void gx_salru_free(gx_salru *c)
 /* Take slot s's line out of its chain. */
 static inline void unchain(gx_salru *c, uint32_t s)
 {
-    uint32_t *p = &c->bucket[gx_salru_home(c, c->slots[s].set, c->slots[s].tag)];
+    uint32_t *p = &c->bucket[c->slots[s].home];
     while (*p != s)
         p = &c->slots[*p].chain;
     *p = c->slots[s].chain;
@@ -84,6 +84,7 @@ void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
     e->tag = tag;
     e->set = set;
     e->mask = mask;
+    e->home = b;
     e->chain = c->bucket[b];
     c->bucket[b] = s;
     gx_salru_push_head(c, h, s);

@@ -36,6 +36,7 @@ typedef struct gx_salru_slot {
     uint32_t set, mask;
     uint32_t prev, next; /* the set's recency list */
     uint32_t chain;      /* next slot of the same bucket */
+    uint32_t home;       /* the line's bucket (an eviction unchains without a hash) */
 } gx_salru_slot;
 
 typedef struct gx_salru_set {
