@@ -245,7 +245,17 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
     uint32_t nk = 0;
     gx_vmem_block u;
     int n = gx_vmem_fetch_uniform(w->vm, level, e, w->fetch_bytes, &u);
-    if (n) {
+    if (n && u.kind == GX_PTE_FINAL) { /* the common case: every other entry a neighbour */
+        for (uint64_t j = 0; j < (uint64_t)n; j++) {
+            uint64_t key = u.first_key + (j << 6);
+            if (key == e->key)
+                continue;
+            keys[nk] = key;
+            out->neighbour_va[nk] = u.first_va + (j << u.va_shift);
+            out->neighbour_bytes[nk++] = u.page_bytes;
+        }
+        out->n_neighbours = (int)nk;
+    } else if (n) {
         for (uint64_t j = 0; j < (uint64_t)n; j++)
             neighbour(w, e, u.first_key + (j << 6), u.first_va + (j << u.va_shift), u.kind,
                       u.page_bytes, keys, &nk, out);
