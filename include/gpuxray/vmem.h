@@ -84,6 +84,15 @@ int gx_vmem_level_can_be_final(const gx_vmem *vm, int level);
 uint64_t gx_vmem_page(const gx_vmem *vm, uint64_t va, uint64_t *base);
 /* The entry of level `level` on va's walk (level 0: the root's entry). */
 void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e);
+/* One walk's VA and its page (size, size index, final level; -1 when
+ * unmapped), looked up once for all its levels: gx_vmem_walk_entry(w,
+ * level) is gx_vmem_entry(level, w's va) while the mapping stays. */
+typedef struct gx_vmem_walk {
+    uint64_t va, page_bytes;
+    int size, final_level;
+} gx_vmem_walk;
+void gx_vmem_walk_begin(gx_vmem *vm, uint64_t va, gx_vmem_walk *w);
+void gx_vmem_walk_entry(gx_vmem *vm, const gx_vmem_walk *w, int level, gx_vmem_pte *e);
 /* The entries of the aligned fetch_bytes block holding e (e's table;
  * returns their number, at most GX_VMEM_MAX_FETCH; out[] in address order). */
 int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,

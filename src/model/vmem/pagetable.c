@@ -277,12 +277,20 @@ static uint32_t entry_shift(const gx_ptable *pt, int level, int cls)
     return cls ? (uint32_t)gx_log2_u64(pt->sizes[cls - 1]) : pt->span_shift[level];
 }
 
-void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
+void gx_vmem_walk_begin(gx_vmem *vm, uint64_t va, gx_vmem_walk *w)
+{
+    uint64_t base = 0;
+    w->va = va;
+    w->page_bytes = gx_vmem_page(vm, va, &base);
+    w->size = w->page_bytes ? size_index(&vm->pt, w->page_bytes) : -1;
+    w->final_level = w->size >= 0 ? vm->pt.final_level[w->size] : -1;
+}
+
+void gx_vmem_walk_entry(gx_vmem *vm, const gx_vmem_walk *w, int level, gx_vmem_pte *e)
 {
     gx_ptable *pt = &vm->pt;
-    uint64_t base = 0, s = gx_vmem_page(vm, va, &base);
-    int si = s ? size_index(pt, s) : -1;
-    int f = si >= 0 ? pt->final_level[si] : -1;
+    const uint64_t va = w->va, s = w->page_bytes;
+    const int si = w->size, f = w->final_level;
     int cls = 0;
     memset(e, 0, sizeof *e);
     if (si >= 0 && level == f) {
@@ -300,6 +308,13 @@ void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
     uint32_t sh = entry_shift(pt, level, cls);
     e->va_base = va >> sh << sh;
     place_entry(pt, level, cls, va >> sh, e);
+}
+
+void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
+{
+    gx_vmem_walk w;
+    gx_vmem_walk_begin(vm, va, &w);
+    gx_vmem_walk_entry(vm, &w, level, e);
 }
 
 /* Entry idx of the table (level, cls) whose entry 0 is at pa0: its kind

@@ -270,10 +270,10 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
 }
 
 /* One level of the walk: 1 when the walk ends here (final or fault). */
-static int step(gx_walker *w, int level, uint64_t va, uint32_t sm, gx_walk *out)
+static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx_walk *out)
 {
     gx_vmem_pte e;
-    gx_vmem_entry(w->vm, level, va, &e);
+    gx_vmem_walk_entry(w->vm, vw, level, &e);
     int last = level + 1 == gx_vmem_pt_levels(w->vm);
     if (present(&w->pwc) && !last) {
         w->st.pwc_accesses++;
@@ -331,8 +331,10 @@ void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *o
     double start = admit(w, t);
     out->queue_cycles = start - t;
     int n = gx_vmem_pt_levels(w->vm);
+    gx_vmem_walk vw; /* va's page, once for every level */
+    gx_vmem_walk_begin(w->vm, va, &vw);
     for (int level = 0; level < n; level++)
-        if (step(w, level, va, sm, out))
+        if (step(w, level, &vw, sm, out))
             break;
     gx_slots_take(&w->walkers, start + out->walk_cycles);
     w->st.walks++;
