@@ -1,6 +1,7 @@
 /* tlb.h - one TLB level (tlb.levels[i] of a profile): its instances (one
  * per SM, TPC, GPC or the whole GPU, as the level is shared), each a
- * set-associative gx_cache with the policy registry's replacement.
+ * set-associative cache with the policy registry's replacement (a gx_cache;
+ * with lru the same hits and misses from a faster structure, tlb/salru.c).
  *
  * Notes:
  * - Lookup probes every installable page size with the VA aligned to that

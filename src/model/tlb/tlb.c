@@ -2,7 +2,8 @@
  *
  * Models: instances = ceil(sm_count / SMs per sharing domain); instance k
  * serves SMs [k * domain, (k + 1) * domain). Each instance has entries / ways
- * sets of `ways` ways in one gx_cache (instance k owns sets k * sets ..). A
+ * sets of `ways` ways in one gx_cache or gx_salru (instance k owns sets
+ * k * sets ..). A
  * tag is (VA / reach) with the page-size index in its low 3 bits; the set
  * is (VA / reach) mod sets; the sector is the page within the entry.
  *
