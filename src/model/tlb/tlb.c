@@ -3,9 +3,9 @@
  * Models: instances = ceil(sm_count / SMs per sharing domain); instance k
  * serves SMs [k * domain, (k + 1) * domain). Each instance has entries / ways
  * sets of `ways` ways in one gx_cache or gx_salru (instance k owns sets
- * k * sets ..). A
- * tag is (VA / reach) with the page-size index in its low 3 bits; the set
- * is (VA / reach) mod sets; the sector is the page within the entry.
+ * k * sets ..). A tag is (VA / reach) with the page-size index in its low 3
+ * bits; the set is (VA / reach) mod sets; the sector is the page within the
+ * entry.
  *
  * Notes: the level's policy comes from the registry (policy.h), "lru" when
  * the profile gives none; ways are limited to the registry's 64. With lru
