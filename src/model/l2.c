@@ -111,6 +111,10 @@ struct gx_l2 {
     gx_l2_stats st;
     uint64_t lcnt[2][3]; /* [level][gx_cache_outcome] */
     uint64_t *slice_acc;
+    /* run_fast's latencies by (SM, slice, hit or miss), built at its first
+     * call (and again after gx_l2_set_dram); NULL until then */
+    struct run_lat *rlat;
+    int rlat_ok;
 };
 
 /* The rules are the profile's (validate.c): the model trusts a profile that
@@ -318,6 +322,7 @@ void gx_l2_free(gx_l2 *l2)
     free(l2->last_far);
     free(l2->s_home);
     free(l2->s_idx);
+    free(l2->rlat);
     free(l2);
 }
 
@@ -627,6 +632,7 @@ void gx_l2_set_dram(gx_l2 *l2, const gx_dram *dram)
 {
     l2->dram_cycles = gx_dram_latency_cycles(dram);
     l2->level_cycles[GX_L2_DRAM] = l2->dram_cycles;
+    l2->rlat_ok = 0; /* run_fast's table holds the DRAM latency */
 }
 
 void gx_l2_flush(gx_l2 *l2)
@@ -697,123 +703,234 @@ static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
     return made;
 }
 
-static inline uint64_t tally_bin(double lat, uint64_t top)
+/* What run_fast adds to the tally for one access of a given (SM, home
+ * slice, hit or miss): the latency (level + skew, as finish() computes it),
+ * the fixed-point amount gx_cyc_add adds for it, and its histogram bin
+ * before the clamp to bins - 1 (tally_bin). The latency of an access on the
+ * fast path depends on nothing else, so the per-access arithmetic of
+ * gx_l2_tally_add becomes a table read. */
+#define RUN_REPEAT 3 /* run_fast's out[]: a repeat of the sector before (a hit, not a lookup) */
+
+typedef struct run_lat {
+    gx_cyc_sum inc; /* gx_cyc_add(&0, lat) (0 for NaN, whole cycles beyond 2^31) */
+    double lat;
+    uint64_t ubin; /* round(lat) half up, negatives 0 */
+} run_lat;
+
+static uint64_t unclamped_bin(double lat)
 {
-    int64_t b = (int64_t)(lat + 0.5);
-    uint64_t bin = b > 0 ? (uint64_t)b : 0;
-    return bin < top ? bin : top;
+    int64_t b = (int64_t)(lat + 0.5); /* as gx_l2_tally_add */
+    return b > 0 ? (uint64_t)b : 0;
+}
+
+/* l2->rlat: entry (sm * slices + slice) * 4 + o for every SM and slice, o
+ * the outcome or RUN_REPEAT (a hit). */
+static int build_run_lat(gx_l2 *l2)
+{
+    const size_t rows = (size_t)l2->sm_count * l2->slices;
+    if (!l2->rlat && !(l2->rlat = malloc(rows * 4 * sizeof *l2->rlat)))
+        return GX_ENOMEM;
+    for (size_t r = 0; r < rows; r++)
+        for (int o = 0; o < 4; o++) {
+            const int miss = o == GX_CACHE_SECTOR_MISS || o == GX_CACHE_LINE_MISS;
+            double lat = l2->level_cycles[miss ? GX_L2_DRAM : GX_L2_NEAR];
+            if (l2->skew)
+                lat += (double)l2->skew[r];
+            run_lat *e = &l2->rlat[4 * r + (size_t)o];
+            e->inc.v = 0;
+            gx_cyc_add(&e->inc, lat);
+            e->lat = lat;
+            e->ubin = unclamped_bin(lat);
+        }
+    l2->rlat_ok = 1;
+    return GX_OK;
+}
+
+/* n repeats (hits) of latency entry e into the tally's locals, the way n
+ * calls of gx_l2_tally_add would add them (gx_cyc_add_n: n times the same
+ * amount). */
+#define RUN_ADD_LAT(e, n)                                                                  \
+    do {                                                                                   \
+        total.v += (e)->inc.v * (__int128)(n);                                             \
+        lo = (e)->lat < lo ? (e)->lat : lo;                                                \
+        hi = (e)->lat > hi ? (e)->lat : hi;                                                \
+        hist[(e)->ubin < top ? (e)->ubin : top] += (n);                                    \
+    } while (0)
+
+#define RUN_BLOCK 512 /* entries located per pass (4 KiB of locations on the stack) */
+
+/* One lookup (and fill on a miss) of line in the 16-way PLRU set at blk, the
+ * work of gx_caccess_nc_s for GX_CSPEC_PLRU16 with the policy's constants
+ * in the caller's locals: keep / setm the touch masks (bits & keep | setm),
+ * the victim's rng the slice's stream. Returns the outcome; *evicted
+ * counts a victim. */
+typedef struct run_pol {
+    uint64_t keep[16], setm[16]; /* ~clear[w], set[w] of gx_policy_fast */
+    const uint16_t *lm_top, *lm_low;
+    gx_rng *rngs, *rng1; /* per-slice streams (NULL: one stream, rng1) */
+    uint64_t thr;
+    int rand_on, rand_always;
+} run_pol;
+
+/* plru-rand's random victim (gx_pf_rng_below16), out of line: inlined, the
+ * compiler kept the state of the draw before it in registers for it, which
+ * spilled the common path's values. */
+static __attribute__((noinline)) uint32_t run_random_way(gx_rng *r)
+{
+    return gx_pf_rng_below16(r);
+}
+
+static inline __attribute__((always_inline)) gx_cache_outcome
+run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_pol *pol,
+             uint64_t *evicted)
+{
+    const gx_cview v = {blk, blk + GX_CSPEC_OFF_MASKS, blk + GX_CSPEC_OFF_STATE,
+                        blk + GX_CSPEC_OFF_USED, (uint64_t *)(void *)(blk + GX_CSPEC_OFF_TAGS),
+                        0};
+    uint64_t *const st = (uint64_t *)v.st;
+    const uint8_t fp = gx_cfingerprint(line);
+    int w = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    if (w >= 0) {
+        const uint32_t m = v.masks[w];
+        *st = (*st & pol->keep[w]) | pol->setm[w];
+        if (m & bit)
+            return GX_CACHE_HIT;
+        v.masks[w] = (uint8_t)(m | bit);
+        return GX_CACHE_SECTOR_MISS;
+    }
+    uint32_t u;
+    if (__builtin_expect(*v.used < 16, 0)) { /* as gx_cv_fill: the first invalid way */
+        for (u = 0; u < 16 && v.tags[u] != GX_TAG_INVALID; u++)
+            ;
+        (*v.used)++;
+    } else { /* gx_pf_plru_victim_s, ways16 */
+        const uint64_t bits = *st;
+        gx_rng *r = pol->rngs ? pol->rngs + s : pol->rng1;
+        if (pol->rand_on && (pol->rand_always || gx_pf_rng_next(r) < pol->thr))
+            u = run_random_way(r);
+        else
+            u = (uint32_t)__builtin_ctz((uint32_t)pol->lm_top[(bits >> 1) & 0x7f] &
+                                        pol->lm_low[(bits >> 8) & 0xff]);
+        (*evicted)++;
+    }
+    *st = (*st & pol->keep[u]) | pol->setm[u];
+    v.tags[u] = line;
+    v.fps[u] = fp;
+    v.masks[u] = (uint8_t)bit;
+    return GX_CACHE_LINE_MISS;
 }
 
 /* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
- * path of `gpuxray sim`, access_fast's work with the L2's fields held in
- * locals (the cache's byte stores may alias anything, so fields read
- * through l2 would be re-read after every store).
- * - Repeats: an access to the sector of the access just before it (no L2
- *   access between them) finds the line in the same way with the sector
- *   present (the previous access hit it or filled it), so it is a hit, and
- *   its policy update, the tree-PLRU touch of that way, is idempotent:
- *   (bits & ~clear[w]) | set[w] twice is once. It costs the level's hit
- *   latency plus the (SM, slice) skew, like any hit; its counts (cache
- *   hits, slice accesses, histogram bin) are kept in rcnt and folded in
- *   when the access's slice or SM changes.
- * - Every other access: located RUN_AHEAD accesses ahead (ring[]; an access
- *   whose turn came without a location is located then), then the cache
- *   access of the specialised instance; its outcome counted in locals.
- * Measured: see the notes of gx_memsys_run_off (memsys.c). */
+ * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
+ * passes, each with few live values (one loop holding everything spilled
+ * the policy's rng state on every victim):
+ * - locate: set and slice of each entry;
+ * - lookups in order, the set of the entry RUN_AHEAD ahead prefetched;
+ *   each entry's outcome noted (out[]). An access to the sector of the
+ *   access just before it (no L2 access between them) is a repeat: it
+ *   finds the line in the same way with the sector present (the previous
+ *   access hit it or filled it), so it is a hit, and its policy update,
+ *   the tree-PLRU touch of that way, is idempotent ((bits & ~clear[w]) |
+ *   set[w] twice is once): no lookup;
+ * - statistics: each latency, its fixed-point amount and its bin from
+ *   l2->rlat by (SM, slice, hit or miss), added in locals (the total is an
+ *   integer sum, the extremes and the histogram do not depend on the
+ *   order); the counts folded into the cache and the tally at the end.
+ * Measured: see docs/performance.md ("The single-thread loop"). */
+/* A set's block into the host's caches (gx_cprefetch_s, GX_CSPEC_PLRU16). */
+static inline void run_prefetch(const uint8_t *blk)
+{
+    for (size_t o = 0; o < GX_CSPEC_BLOCK; o += 64)
+        __builtin_prefetch(blk + o, 1, 3);
+}
+
+/* Lookups of one block (the second pass above); returns the sector number
+ * of the block's last access (the next block's "access before"). Out of
+ * line: its own registers for the rng state (inlined, the statistics'
+ * locals spilled it). */
+static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64_t *bp, const uint64_t *loc, size_t bn,
+                            uint64_t rsec, uint32_t ssh, uint32_t lsh, uint32_t smk,
+                            const run_pol *pol, uint8_t *out, uint64_t *evicted)
+{
+    uint64_t ev = 0;
+    for (size_t j = 0; j < bn && j < RUN_AHEAD; j++)
+        run_prefetch(mem + (uint64_t)(uint32_t)loc[j] * GX_CSPEC_BLOCK);
+    for (size_t j = 0; j < bn; j++) {
+        if (j + RUN_AHEAD < bn)
+            run_prefetch(mem + (uint64_t)(uint32_t)loc[j + RUN_AHEAD] * GX_CSPEC_BLOCK);
+        const uint64_t p = bp[j];
+        if ((p >> ssh) == rsec) {
+            out[j] = RUN_REPEAT;
+            continue;
+        }
+        rsec = p >> ssh;
+        const uint64_t x = loc[j];
+        out[j] = (uint8_t)run_lookup16(mem + (uint64_t)(uint32_t)x * GX_CSPEC_BLOCK, p >> lsh,
+                                       1u << ((uint32_t)rsec & smk), (uint32_t)(x >> 32), pol,
+                                       &ev);
+    }
+    *evicted += ev;
+    return rsec;
+}
+
 static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
                          const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const uint32_t slices = l2->slices, sps = l2->sps;
     const uint64_t top = t->bins - 1;
-    const double hitc = l2->level_cycles[GX_L2_NEAR], dramc = l2->level_cycles[GX_L2_DRAM];
-    const float *const skew = l2->skew;
     gx_cache *const c = l2->cache;
+    uint8_t *const mem = c->mem;
+    const run_lat *const rl = l2->rlat;
     uint64_t *const hist = t->hist, *const sacc = l2->slice_acc;
+    run_pol pol;
+    for (uint32_t w = 0; w < 16; w++) {
+        pol.keep[w] = ~c->pf.clear[w];
+        pol.setm[w] = c->pf.set[w];
+    }
+    pol.lm_top = c->pf.lm_top;
+    pol.lm_low = c->pf.lm_low;
+    pol.rngs = c->rngs; /* rng group of set s * sps + k is slice s (gx_l2_new) */
+    pol.rng1 = &c->rng;
+    pol.thr = c->pf.rand_thr;
+    pol.rand_on = c->pf.rand_on;
+    pol.rand_always = c->pf.rand_always;
     gx_cyc_sum total = t->total;
     double lo = t->lo, hi = t->hi;
+    uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
-    uint32_t rs = 0;            /* its home slice */
-    uint32_t rsm = UINT32_MAX;  /* the SM whose repeat latency rl / bin rbin hold */
-    double rl = 0;
-    uint64_t rbin = 0, rcnt = 0, rhits = 0, folded = 0;
-    uint64_t oc[3] = {0, 0, 0}; /* outcomes of the looked-up accesses */
-    gx_l2_loc ring[RUN_AHEAD];
-    size_t ring_i[RUN_AHEAD];
-    for (size_t j = 0; j < RUN_AHEAD; j++)
-        ring_i[j] = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t p = pa[i];
-        const uint32_t m = sm[i];
-        uint64_t nrep = rep ? rep[i] : 0; /* repeats of the sector after this access */
-        folded += nrep;
-        if ((p >> ssh) != rsec) {
-            hist[rbin] += rcnt;
-            sacc[rs] += rcnt;
-            rhits += rcnt;
-            rcnt = 0;
-            const size_t slot = i & (RUN_AHEAD - 1);
+    uint64_t loc[RUN_BLOCK];    /* slice << 32 | set (s * sps + k) */
+    uint8_t out[RUN_BLOCK];     /* gx_cache_outcome or RUN_REPEAT */
+    for (size_t b0 = 0; b0 < n; b0 += RUN_BLOCK) {
+        const size_t bn = n - b0 < RUN_BLOCK ? n - b0 : RUN_BLOCK;
+        const uint64_t *const bp = pa + b0;
+        const uint32_t *const bm = sm + b0;
+        const uint32_t *const br = rep ? rep + b0 : NULL;
+        for (size_t j = 0; j < bn; j++) {
             uint32_t s, k;
-            if (ring_i[slot] == i) {
-                s = ring[slot].slice;
-                k = ring[slot].set;
-            } else {
-                locate_s(l2, p, &s, &k, 1);
-            }
-            if (i + RUN_AHEAD < n) {
-                uint32_t s2, k2;
-                locate_s(l2, pa[i + RUN_AHEAD], &s2, &k2, 1);
-                ring[slot].slice = s2;
-                ring[slot].set = k2;
-                ring_i[slot] = i + RUN_AHEAD;
-                gx_cprefetch_s(c, (uint64_t)s2 * sps + k2, GX_CSPEC_PLRU16);
-            }
-            /* access_fast, with the outcome counted here (c->outcomes folded below) */
-            const gx_cache_outcome o = gx_caccess_nc_s(
-                c, (uint64_t)s * sps + k, p >> lsh, (uint32_t)(p >> ssh) & smk, GX_CSPEC_PLRU16);
+            locate_s(l2, bp[j], &s, &k, 1);
+            loc[j] = (uint64_t)s << 32 | (s * sps + k);
+        }
+        rsec = run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, out, &evicted);
+        for (size_t j = 0; j < bn; j++) {
+            /* a repeat's location is the access before's (the same sector) */
+            const uint32_t s = (uint32_t)(loc[j] >> 32), o = out[j];
+            const run_lat *const e = &rl[4 * ((size_t)bm[j] * slices + s)];
+            const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
+            RUN_ADD_LAT(e + o, 1);
             oc[o]++;
-            sacc[s]++;
-            double lat = o == GX_CACHE_HIT ? hitc : dramc;
-            if (skew)
-                lat += (double)skew[(size_t)m * slices + s];
-            const uint64_t bin = tally_bin(lat, top);
-            gx_cyc_add(&total, lat);
-            lo = lat < lo ? lat : lo;
-            hi = lat > hi ? lat : hi;
-            hist[bin]++;
-            rsec = p >> ssh;
-            rs = s;
-            rsm = o == GX_CACHE_HIT ? m : UINT32_MAX; /* a hit's latency is the repeat's */
-            rl = lat;
-            rbin = bin;
-            if (!nrep)
-                continue;
-        } else {
-            nrep++; /* this access repeats the one before */
+            sacc[s] += 1 + nrep;
+            if (nrep) {
+                folded += nrep;
+                RUN_ADD_LAT(e, nrep);
+                oc[GX_CACHE_HIT] += nrep;
+            }
         }
-        if (__builtin_expect(m != rsm, 0)) {
-            hist[rbin] += rcnt;
-            sacc[rs] += rcnt;
-            rhits += rcnt;
-            rcnt = 0;
-            double lat = hitc;
-            if (skew)
-                lat += (double)skew[(size_t)m * slices + rs];
-            rl = lat;
-            rbin = tally_bin(lat, top);
-            rsm = m;
-            lo = lat < lo ? lat : lo;
-            hi = lat > hi ? lat : hi;
-        }
-        gx_cyc_add_n(&total, rl, nrep); /* each repeat adds exactly rl */
-        rcnt += nrep;
     }
-    hist[rbin] += rcnt;
-    sacc[rs] += rcnt;
-    rhits += rcnt;
-    c->outcomes[GX_CACHE_HIT] += oc[GX_CACHE_HIT] + rhits;
-    c->outcomes[GX_CACHE_SECTOR_MISS] += oc[GX_CACHE_SECTOR_MISS];
-    c->outcomes[GX_CACHE_LINE_MISS] += oc[GX_CACHE_LINE_MISS];
+    for (int o = 0; o < 3; o++)
+        c->outcomes[o] += oc[o];
+    c->outcomes[GX_CACHE_HIT] += oc[RUN_REPEAT];
+    c->evictions += evicted;
     t->total = total;
     t->lo = lo;
     t->hi = hi;
@@ -823,5 +940,8 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t)
 {
-    t->sectors += l2->fast ? run_fast(l2, pa, sm, rep, n, t) : run_generic(l2, pa, sm, rep, n, t);
+    if (l2->fast && (l2->rlat_ok || build_run_lat(l2) == GX_OK))
+        t->sectors += run_fast(l2, pa, sm, rep, n, t);
+    else /* the general path (also when the table could not be allocated) */
+        t->sectors += run_generic(l2, pa, sm, rep, n, t);
 }
