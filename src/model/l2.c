@@ -111,9 +111,10 @@ struct gx_l2 {
     gx_l2_stats st;
     uint64_t lcnt[2][3]; /* [level][gx_cache_outcome] */
     uint64_t *slice_acc;
-    /* run_fast's latencies by (SM, slice, hit or miss), built at its first
+    /* run_fast's latencies by (SM, slice, outcome), built at its first
      * call (and again after gx_l2_set_dram); NULL until then */
     struct run_lat *rlat;
+    uint64_t rlat_top; /* the bins it was built for: bins - 1 */
     int rlat_ok;
 };
 
@@ -704,70 +705,75 @@ static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
 }
 
 /* What run_fast adds to the tally for one access of a given (SM, home
- * slice, hit or miss): the latency (level + skew, as finish() computes it),
- * the fixed-point amount gx_cyc_add adds for it, and its histogram bin
- * before the clamp to bins - 1 (tally_bin). The latency of an access on the
- * fast path depends on nothing else, so the per-access arithmetic of
- * gx_l2_tally_add becomes a table read. */
-#define RUN_REPEAT 3 /* run_fast's out[]: a repeat of the sector before (a hit, not a lookup) */
+ * slice, outcome): the latency (level + skew, as finish() computes it), the
+ * fixed-point amount gx_cyc_add adds for it, and its histogram bin
+ * (gx_l2_tally_add's rule for bins - 1 = l2->rlat_top). The latency of an
+ * access on the fast path depends on nothing else, so the per-access
+ * arithmetic of gx_l2_tally_add becomes a table read. */
+#define RUN_REPEAT 3 /* run_fast's outcome of a repeat of the sector before (a hit, no lookup) */
 
 typedef struct run_lat {
     gx_cyc_sum inc; /* gx_cyc_add(&0, lat) (0 for NaN, whole cycles beyond 2^31) */
     double lat;
-    uint64_t ubin; /* round(lat) half up, negatives 0 */
+    uint64_t bin; /* min(round(lat) half up, negatives 0; rlat_top) */
 } run_lat;
 
-static uint64_t unclamped_bin(double lat)
+static uint64_t tally_bin(double lat, uint64_t top)
 {
     int64_t b = (int64_t)(lat + 0.5); /* as gx_l2_tally_add */
-    return b > 0 ? (uint64_t)b : 0;
+    uint64_t bin = b > 0 ? (uint64_t)b : 0;
+    return bin < top ? bin : top;
+}
+
+/* One entry of l2->rlat for latency lat. */
+static run_lat run_lat_of(double lat, uint64_t top)
+{
+    run_lat e = {{0}, lat, tally_bin(lat, top)};
+    gx_cyc_add(&e.inc, lat);
+    return e;
 }
 
 /* l2->rlat: entry (sm * slices + slice) * 4 + o for every SM and slice, o
- * the outcome or RUN_REPEAT (a hit). */
-static int build_run_lat(gx_l2 *l2)
+ * the outcome or RUN_REPEAT (a hit); bins clamped to top. */
+static int build_run_lat(gx_l2 *l2, uint64_t top)
 {
     const size_t rows = (size_t)l2->sm_count * l2->slices;
     if (!l2->rlat && !(l2->rlat = malloc(rows * 4 * sizeof *l2->rlat)))
         return GX_ENOMEM;
-    for (size_t r = 0; r < rows; r++)
-        for (int o = 0; o < 4; o++) {
-            const int miss = o == GX_CACHE_SECTOR_MISS || o == GX_CACHE_LINE_MISS;
-            double lat = l2->level_cycles[miss ? GX_L2_DRAM : GX_L2_NEAR];
-            if (l2->skew)
-                lat += (double)l2->skew[r];
-            run_lat *e = &l2->rlat[4 * r + (size_t)o];
-            e->inc.v = 0;
-            gx_cyc_add(&e->inc, lat);
-            e->lat = lat;
-            e->ubin = unclamped_bin(lat);
-        }
+    const double hitc = l2->level_cycles[GX_L2_NEAR], dramc = l2->level_cycles[GX_L2_DRAM];
+    for (size_t r = 0; r < rows; r++) {
+        const double skew = l2->skew ? (double)l2->skew[r] : 0.0;
+        /* as finish(): the skew added only when there is one */
+        const run_lat hit = run_lat_of(l2->skew ? hitc + skew : hitc, top);
+        const run_lat miss = run_lat_of(l2->skew ? dramc + skew : dramc, top);
+        run_lat *e = &l2->rlat[4 * r];
+        e[GX_CACHE_HIT] = hit;
+        e[GX_CACHE_SECTOR_MISS] = miss;
+        e[GX_CACHE_LINE_MISS] = miss;
+        e[RUN_REPEAT] = hit;
+    }
+    l2->rlat_top = top;
     l2->rlat_ok = 1;
     return GX_OK;
 }
 
-/* n repeats (hits) of latency entry e into the tally's locals, the way n
- * calls of gx_l2_tally_add would add them (gx_cyc_add_n: n times the same
- * amount). */
-#define RUN_ADD_LAT(e, n)                                                                  \
-    do {                                                                                   \
-        total.v += (e)->inc.v * (__int128)(n);                                             \
-        lo = (e)->lat < lo ? (e)->lat : lo;                                                \
-        hi = (e)->lat > hi ? (e)->lat : hi;                                                \
-        hist[(e)->ubin < top ? (e)->ubin : top] += (n);                                    \
-    } while (0)
+#define RUN_BLOCK 512 /* entries per block (4 KiB of locations on the stack) */
 
-#define RUN_BLOCK 512 /* entries located per pass (4 KiB of locations on the stack) */
+/* A block's location word per entry: set (s * sps + k) in bits 0-31, home
+ * slice in bits 32-61, and once looked up the outcome (or RUN_REPEAT) in
+ * bits 62-63 (run_fast checks that sets fit 32 bits; slices are <= 1024). */
+#define RUN_LOC_SET(x) ((uint32_t)(x))
+#define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3fffffffu)
+#define RUN_LOC_OUT_SHIFT 62
 
-/* One lookup (and fill on a miss) of line in the 16-way PLRU set at blk, the
- * work of gx_caccess_nc_s for GX_CSPEC_PLRU16 with the policy's constants
- * in the caller's locals: keep / setm the touch masks (bits & keep | setm),
- * the victim's rng the slice's stream. Returns the outcome; *evicted
- * counts a victim. */
+/* The policy's constants for run_lookup16, in the caller's locals: keep /
+ * setm the touch masks (bits & keep | setm), the victim's rng the slice's
+ * stream (rngs[s & rmask]: rmask 0 when the cache has one stream). */
 typedef struct run_pol {
     uint64_t keep[16], setm[16]; /* ~clear[w], set[w] of gx_policy_fast */
     const uint16_t *lm_top, *lm_low;
-    gx_rng *rngs, *rng1; /* per-slice streams (NULL: one stream, rng1) */
+    gx_rng *rngs;
+    uint32_t rmask;
     uint64_t thr;
     int rand_on, rand_always;
 } run_pol;
@@ -780,6 +786,10 @@ static __attribute__((noinline)) uint32_t run_random_way(gx_rng *r)
     return gx_pf_rng_below16(r);
 }
 
+/* One lookup (and fill on a miss) of line in the 16-way PLRU set at blk, the
+ * work of gx_caccess_nc_s for GX_CSPEC_PLRU16: the same ways, masks and
+ * policy state, the same draws. Returns the outcome; *evicted counts a
+ * victim. */
 static inline __attribute__((always_inline)) gx_cache_outcome
 run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_pol *pol,
              uint64_t *evicted)
@@ -805,7 +815,7 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_po
         (*v.used)++;
     } else { /* gx_pf_plru_victim_s, ways16 */
         const uint64_t bits = *st;
-        gx_rng *r = pol->rngs ? pol->rngs + s : pol->rng1;
+        gx_rng *r = pol->rngs + (s & pol->rmask);
         if (pol->rand_on && (pol->rand_always || gx_pf_rng_next(r) < pol->thr))
             u = run_random_way(r);
         else
@@ -820,23 +830,6 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_po
     return GX_CACHE_LINE_MISS;
 }
 
-/* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
- * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
- * passes, each with few live values (one loop holding everything spilled
- * the policy's rng state on every victim):
- * - locate: set and slice of each entry;
- * - lookups in order, the set of the entry RUN_AHEAD ahead prefetched;
- *   each entry's outcome noted (out[]). An access to the sector of the
- *   access just before it (no L2 access between them) is a repeat: it
- *   finds the line in the same way with the sector present (the previous
- *   access hit it or filled it), so it is a hit, and its policy update,
- *   the tree-PLRU touch of that way, is idempotent ((bits & ~clear[w]) |
- *   set[w] twice is once): no lookup;
- * - statistics: each latency, its fixed-point amount and its bin from
- *   l2->rlat by (SM, slice, hit or miss), added in locals (the total is an
- *   integer sum, the extremes and the histogram do not depend on the
- *   order); the counts folded into the cache and the tally at the end.
- * Measured: see docs/performance.md ("The single-thread loop"). */
 /* A set's block into the host's caches (gx_cprefetch_s, GX_CSPEC_PLRU16). */
 static inline void run_prefetch(const uint8_t *blk)
 {
@@ -844,41 +837,78 @@ static inline void run_prefetch(const uint8_t *blk)
         __builtin_prefetch(blk + o, 1, 3);
 }
 
-/* Lookups of one block (the second pass above); returns the sector number
- * of the block's last access (the next block's "access before"). Out of
- * line: its own registers for the rng state (inlined, the statistics'
- * locals spilled it). */
-static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64_t *bp, const uint64_t *loc, size_t bn,
-                            uint64_t rsec, uint32_t ssh, uint32_t lsh, uint32_t smk,
-                            const run_pol *pol, uint8_t *out, uint64_t *evicted)
+/* The lookups of one block in order (run_fast's second pass), the set of
+ * the entry RUN_AHEAD ahead prefetched, each entry's outcome put into its
+ * location word. Returns the sector number of the block's last access
+ * (the next block's "access before"). lsh, ssh, smk: constants in the
+ * reference cards' instance. */
+static inline __attribute__((always_inline)) uint64_t
+run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64_t rsec,
+              uint32_t ssh, uint32_t lsh, uint32_t smk, const run_pol *pol, uint64_t *evicted)
 {
     uint64_t ev = 0;
     for (size_t j = 0; j < bn && j < RUN_AHEAD; j++)
-        run_prefetch(mem + (uint64_t)(uint32_t)loc[j] * GX_CSPEC_BLOCK);
+        run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[j]) * GX_CSPEC_BLOCK);
     for (size_t j = 0; j < bn; j++) {
         if (j + RUN_AHEAD < bn)
-            run_prefetch(mem + (uint64_t)(uint32_t)loc[j + RUN_AHEAD] * GX_CSPEC_BLOCK);
+            run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[j + RUN_AHEAD]) * GX_CSPEC_BLOCK);
         const uint64_t p = bp[j];
+        const uint64_t x = loc[j];
         if ((p >> ssh) == rsec) {
-            out[j] = RUN_REPEAT;
+            loc[j] = x | (uint64_t)RUN_REPEAT << RUN_LOC_OUT_SHIFT;
             continue;
         }
         rsec = p >> ssh;
-        const uint64_t x = loc[j];
-        out[j] = (uint8_t)run_lookup16(mem + (uint64_t)(uint32_t)x * GX_CSPEC_BLOCK, p >> lsh,
-                                       1u << ((uint32_t)rsec & smk), (uint32_t)(x >> 32), pol,
-                                       &ev);
+        const gx_cache_outcome o =
+            run_lookup16(mem + (uint64_t)RUN_LOC_SET(x) * GX_CSPEC_BLOCK, p >> lsh,
+                         1u << ((uint32_t)rsec & smk), RUN_LOC_SLICE(x), pol, &ev);
+        loc[j] = x | (uint64_t)o << RUN_LOC_OUT_SHIFT;
     }
     *evicted += ev;
     return rsec;
 }
 
+/* Out of line, each with its own registers (inlined into run_fast, the
+ * statistics' locals spilled the rng state on every victim): the
+ * reference cards' 128-byte lines of four 32-byte sectors, and any. */
+static __attribute__((noinline)) uint64_t run_lookups_128_32(uint8_t *mem, const uint64_t *bp,
+                                                              uint64_t *loc, size_t bn,
+                                                              uint64_t rsec, const run_pol *pol,
+                                                              uint64_t *evicted)
+{
+    return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, evicted);
+}
+
+static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64_t *bp,
+                                                       uint64_t *loc, size_t bn, uint64_t rsec,
+                                                       uint32_t ssh, uint32_t lsh, uint32_t smk,
+                                                       const run_pol *pol, uint64_t *evicted)
+{
+    return run_lookups_s(mem, bp, loc, bn, rsec, ssh, lsh, smk, pol, evicted);
+}
+
+/* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
+ * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
+ * passes, each with few live values (one loop holding everything spilled
+ * the policy's rng state on every victim):
+ * - locate: set and slice of each entry (hashed once, as gx_l2_locate);
+ * - lookups in order (run_lookups_s). An access to the sector of the
+ *   access just before it (no L2 access between them) is a repeat: it
+ *   finds the line in the same way with the sector present (the previous
+ *   access hit it or filled it), so it is a hit, and its policy update,
+ *   the tree-PLRU touch of that way, is idempotent ((bits & ~clear[w]) |
+ *   set[w] twice is once): no lookup;
+ * - statistics: each latency's fixed-point amount, value and bin from
+ *   l2->rlat by (SM, slice, outcome), added in locals (the total is an
+ *   integer sum; the extremes and the histogram do not depend on the
+ *   order); the counts folded into the cache at the end.
+ * Measured: see docs/performance.md ("The single-thread loop"). */
 static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
                          const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
+    const int ref = ssh == 5 && lsh == 7 && smk == 3;
     const uint32_t slices = l2->slices, sps = l2->sps;
-    const uint64_t top = t->bins - 1;
     gx_cache *const c = l2->cache;
     uint8_t *const mem = c->mem;
     const run_lat *const rl = l2->rlat;
@@ -890,8 +920,9 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
     }
     pol.lm_top = c->pf.lm_top;
     pol.lm_low = c->pf.lm_low;
-    pol.rngs = c->rngs; /* rng group of set s * sps + k is slice s (gx_l2_new) */
-    pol.rng1 = &c->rng;
+    /* the rng group of set s * sps + k is slice s (gx_l2_new: one group a slice) */
+    pol.rngs = c->rngs ? c->rngs : &c->rng;
+    pol.rmask = c->rngs ? UINT32_MAX : 0;
     pol.thr = c->pf.rand_thr;
     pol.rand_on = c->pf.rand_on;
     pol.rand_always = c->pf.rand_always;
@@ -899,8 +930,7 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
     double lo = t->lo, hi = t->hi;
     uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
-    uint64_t loc[RUN_BLOCK];    /* slice << 32 | set (s * sps + k) */
-    uint8_t out[RUN_BLOCK];     /* gx_cache_outcome or RUN_REPEAT */
+    uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
     for (size_t b0 = 0; b0 < n; b0 += RUN_BLOCK) {
         const size_t bn = n - b0 < RUN_BLOCK ? n - b0 : RUN_BLOCK;
         const uint64_t *const bp = pa + b0;
@@ -911,18 +941,26 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
             locate_s(l2, bp[j], &s, &k, 1);
             loc[j] = (uint64_t)s << 32 | (s * sps + k);
         }
-        rsec = run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, out, &evicted);
+        rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
+                   : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
         for (size_t j = 0; j < bn; j++) {
             /* a repeat's location is the access before's (the same sector) */
-            const uint32_t s = (uint32_t)(loc[j] >> 32), o = out[j];
+            const uint64_t x = loc[j];
+            const uint32_t s = RUN_LOC_SLICE(x), o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
             const run_lat *const e = &rl[4 * ((size_t)bm[j] * slices + s)];
             const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
-            RUN_ADD_LAT(e + o, 1);
+            total.v += e[o].inc.v;
+            lo = e[o].lat < lo ? e[o].lat : lo;
+            hi = e[o].lat > hi ? e[o].lat : hi;
+            hist[e[o].bin]++;
             oc[o]++;
             sacc[s] += 1 + nrep;
-            if (nrep) {
+            if (nrep) { /* hits of latency e[0], as gx_cyc_add_n adds them */
                 folded += nrep;
-                RUN_ADD_LAT(e, nrep);
+                total.v += e->inc.v * (__int128)nrep;
+                lo = e->lat < lo ? e->lat : lo;
+                hi = e->lat > hi ? e->lat : hi;
+                hist[e->bin] += nrep;
                 oc[GX_CACHE_HIT] += nrep;
             }
         }
@@ -940,7 +978,11 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t)
 {
-    if (l2->fast && (l2->rlat_ok || build_run_lat(l2) == GX_OK))
+    /* run_fast: sets numbered in 32 bits (RUN_LOC_SET), the table built for
+     * the tally's bins */
+    const uint64_t top = t->bins - 1;
+    if (l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
+        ((l2->rlat_ok && l2->rlat_top == top) || build_run_lat(l2, top) == GX_OK))
         t->sectors += run_fast(l2, pa, sm, rep, n, t);
     else /* the general path (also when the table could not be allocated) */
         t->sectors += run_generic(l2, pa, sm, rep, n, t);
