@@ -403,7 +403,8 @@ static void test_bad_profile(void **state)
  * and the general one (lru), skew on and off: the same statistics and
  * tallies bit for bit, over runs that cross its blocks, repeats (rep[] and
  * an entry repeating the sector before), two tallies of different bins
- * and a DRAM latency changed between runs. */
+ * and a DRAM latency changed between runs, accesses of many SMs and of
+ * few (its direct and counting statistics). */
 static void run_ref(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
                     size_t n, gx_l2_tally *t)
 {
@@ -438,7 +439,7 @@ static void same_l2_stats(const gx_l2 *a, const gx_l2 *b)
     assert_memory_equal(x.slice_accesses, y.slice_accesses, x.slices * sizeof(uint64_t));
 }
 
-static void run_vs_access(const char *policy, int skew)
+static void run_vs_access(const char *policy, int skew, uint32_t sms)
 {
     gx_profile *p = NULL;
     gx_msg m;
@@ -446,7 +447,7 @@ static void run_vs_access(const char *policy, int skew)
         fail_msg("seed profile: %s", m.text);
     strcpy(p->l2.policy, policy);
     gx_l2 *a = mk(p, 0, skew, 5), *b = mk(p, 0, skew, 5);
-    enum { N = 12000 };
+    enum { N = 60000 };
     static uint64_t pa[N];
     static uint32_t sm[N], rep[N];
     uint64_t x = 777;
@@ -460,7 +461,7 @@ static void run_vs_access(const char *policy, int skew)
             pa[i] = pa[i - 1] + 4;
         if (i && kind == 13)
             pa[i] = pa[i - 1] ^ 32;
-        sm[i] = (uint32_t)(x >> 8) % p->device.sm_count;
+        sm[i] = (uint32_t)(x >> 8) % sms;
         rep[i] = kind == 14 ? (uint32_t)(x >> 40) % 9 : 0;
     }
     uint64_t ha[700], hb[700];
@@ -469,10 +470,12 @@ static void run_vs_access(const char *policy, int skew)
     gx_l2_tally ta = {{0}, INFINITY, -INFINITY, ha, 700, 0};
     gx_l2_tally tb = ta;
     tb.hist = hb;
-    const size_t chunks[] = {1, 7, 600, 4096, 513};
+    /* a long first run (the counting mode, folded within the run with many
+     * SMs), short ones (the direct mode for a while) */
+    const size_t chunks[] = {5000, 600, 4096, 513, 1, 7, 33, 100};
     size_t at = 0;
     for (size_t c = 0; at < N / 2; c++) {
-        size_t k = chunks[c % 5] < N / 2 - at ? chunks[c % 5] : N / 2 - at;
+        size_t k = chunks[c % 8] < N / 2 - at ? chunks[c % 8] : N / 2 - at;
         gx_l2_run(a, pa + at, sm + at, rep + at, k, &ta);
         run_ref(b, pa + at, sm + at, rep + at, k, &tb);
         at += k;
@@ -519,8 +522,10 @@ static void test_run_matches_access(void **state)
     (void)state;
     const char *pols[] = {"plru-rand:0.05", "plru", "plru-rand:1", "lru"};
     for (int i = 0; i < 4; i++)
-        for (int skew = 0; skew < 2; skew++)
-            run_vs_access(pols[i], skew);
+        for (int skew = 0; skew < 2; skew++) {
+            run_vs_access(pols[i], skew, 84); /* every SM of the card */
+            run_vs_access(pols[i], skew, 2);
+        }
 }
 
 int main(void)

@@ -116,6 +116,8 @@ struct gx_l2 {
     struct run_lat *rlat;
     uint64_t rlat_top; /* the bins it was built for: bins - 1 */
     int rlat_ok;
+    uint64_t *rcnt;    /* the counting mode's accesses per rlat entry (0 between runs) */
+    uint32_t rdirect;  /* runs left in the direct mode before the next try at counting */
 };
 
 /* The rules are the profile's (validate.c): the model trusts a profile that
@@ -324,6 +326,7 @@ void gx_l2_free(gx_l2 *l2)
     free(l2->s_home);
     free(l2->s_idx);
     free(l2->rlat);
+    free(l2->rcnt);
     free(l2);
 }
 
@@ -715,7 +718,8 @@ static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
 typedef struct run_lat {
     gx_cyc_sum inc; /* gx_cyc_add(&0, lat) (0 for NaN, whole cycles beyond 2^31) */
     double lat;
-    uint64_t bin; /* min(round(lat) half up, negatives 0; rlat_top) */
+    uint32_t bin;   /* min(round(lat) half up, negatives 0; rlat_top) (bins are uint32) */
+    uint32_t slice; /* the entry's home slice (the counting mode's slice count) */
 } run_lat;
 
 static uint64_t tally_bin(double lat, uint64_t top)
@@ -726,9 +730,9 @@ static uint64_t tally_bin(double lat, uint64_t top)
 }
 
 /* One entry of l2->rlat for latency lat. */
-static run_lat run_lat_of(double lat, uint64_t top)
+static run_lat run_lat_of(double lat, uint64_t top, uint32_t slice)
 {
-    run_lat e = {{0}, lat, tally_bin(lat, top)};
+    run_lat e = {{0}, lat, (uint32_t)tally_bin(lat, top), slice};
     gx_cyc_add(&e.inc, lat);
     return e;
 }
@@ -740,12 +744,15 @@ static int build_run_lat(gx_l2 *l2, uint64_t top)
     const size_t rows = (size_t)l2->sm_count * l2->slices;
     if (!l2->rlat && !(l2->rlat = malloc(rows * 4 * sizeof *l2->rlat)))
         return GX_ENOMEM;
+    if (!l2->rcnt && !(l2->rcnt = calloc(rows * 4, sizeof *l2->rcnt)))
+        return GX_ENOMEM;
     const double hitc = l2->level_cycles[GX_L2_NEAR], dramc = l2->level_cycles[GX_L2_DRAM];
     for (size_t r = 0; r < rows; r++) {
         const double skew = l2->skew ? (double)l2->skew[r] : 0.0;
         /* as finish(): the skew added only when there is one */
-        const run_lat hit = run_lat_of(l2->skew ? hitc + skew : hitc, top);
-        const run_lat miss = run_lat_of(l2->skew ? dramc + skew : dramc, top);
+        const uint32_t sl = (uint32_t)(r % l2->slices);
+        const run_lat hit = run_lat_of(l2->skew ? hitc + skew : hitc, top, sl);
+        const run_lat miss = run_lat_of(l2->skew ? dramc + skew : dramc, top, sl);
         run_lat *e = &l2->rlat[4 * r];
         e[GX_CACHE_HIT] = hit;
         e[GX_CACHE_SECTOR_MISS] = miss;
@@ -758,6 +765,8 @@ static int build_run_lat(gx_l2 *l2, uint64_t top)
 }
 
 #define RUN_BLOCK 512 /* entries per block (4 KiB of locations on the stack) */
+#define RUN_DIRTY 4096 /* the counting mode's entries between folds (16 KiB) */
+#define RUN_DIRECT_RUNS 16 /* runs in the direct mode after a run of ~1 access an entry */
 
 /* A block's location word per entry: set (s * sps + k) in bits 0-31, home
  * slice in bits 32-61, and once looked up the outcome (or RUN_REPEAT) in
@@ -931,6 +940,28 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
     uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
     uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
+    /* the counting mode: accesses per entry in l2->rcnt, the entries that
+     * went from 0 in dirty[], in the order of their first access */
+    const int counting = l2->rdirect == 0;
+    uint64_t *const cnt = l2->rcnt;
+    uint32_t dirty[RUN_DIRTY];
+    size_t nd = 0, distinct = 0;
+/* Entries dirty[0 .. nd) into the statistics, each with its count, in the
+ * order of their first access (the extremes keep the first of equal
+ * values, as one access after another does); their counts back to 0. */
+#define RUN_FOLD()                                                                         \
+    for (size_t q = 0; q < nd; q++) {                                                      \
+        const uint32_t i = dirty[q];                                                       \
+        const uint64_t k = cnt[i];                                                         \
+        const run_lat *const e = &rl[i];                                                   \
+        cnt[i] = 0;                                                                        \
+        total.v += e->inc.v * (__int128)k;                                                 \
+        lo = e->lat < lo ? e->lat : lo;                                                    \
+        hi = e->lat > hi ? e->lat : hi;                                                    \
+        hist[e->bin] += k;                                                                 \
+        oc[i & 3] += k;                                                                    \
+        sacc[e->slice] += k;                                                               \
+    }
     for (size_t b0 = 0; b0 < n; b0 += RUN_BLOCK) {
         const size_t bn = n - b0 < RUN_BLOCK ? n - b0 : RUN_BLOCK;
         const uint64_t *const bp = pa + b0;
@@ -943,6 +974,28 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
         }
         rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
                    : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
+        if (counting) {
+            if (nd > RUN_DIRTY - 2 * RUN_BLOCK) { /* room for this block's new entries */
+                RUN_FOLD();
+                distinct += nd;
+                nd = 0;
+            }
+            for (size_t j = 0; j < bn; j++) {
+                const uint64_t x = loc[j];
+                const uint32_t o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
+                const uint32_t i = 4 * (bm[j] * slices + RUN_LOC_SLICE(x));
+                const uint64_t nrep = br ? br[j] : 0;
+                if (!cnt[i + o]++)
+                    dirty[nd++] = i + o;
+                if (nrep) { /* hits: entry i (the hit's) */
+                    folded += nrep;
+                    if (!cnt[i])
+                        dirty[nd++] = i;
+                    cnt[i] += nrep;
+                }
+            }
+            continue;
+        }
         for (size_t j = 0; j < bn; j++) {
             /* a repeat's location is the access before's (the same sector) */
             const uint64_t x = loc[j];
@@ -965,6 +1018,15 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
             }
         }
     }
+    if (counting) {
+        RUN_FOLD();
+        distinct += nd;
+        /* about one access an entry: the direct mode costs less */
+        if (2 * distinct > n)
+            l2->rdirect = RUN_DIRECT_RUNS;
+    } else {
+        l2->rdirect--;
+    }
     for (int o = 0; o < 3; o++)
         c->outcomes[o] += oc[o];
     c->outcomes[GX_CACHE_HIT] += oc[RUN_REPEAT];
@@ -982,6 +1044,7 @@ void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t
      * the tally's bins */
     const uint64_t top = t->bins - 1;
     if (l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
+        (uint64_t)l2->sm_count * l2->slices * 4 <= UINT32_MAX &&
         ((l2->rlat_ok && l2->rlat_top == top) || build_run_lat(l2, top) == GX_OK))
         t->sectors += run_fast(l2, pa, sm, rep, n, t);
     else /* the general path (also when the table could not be allocated) */
