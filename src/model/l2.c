@@ -780,7 +780,7 @@ static int build_run_lat(gx_l2 *l2, uint64_t top)
  * stream (rngs[s & rmask]: rmask 0 when the cache has one stream). */
 typedef struct run_pol {
     uint64_t keep[16], setm[16]; /* ~clear[w], set[w] of gx_policy_fast */
-    const uint16_t *lm_top, *lm_low;
+    uint16_t lm_top[128], lm_low[256]; /* gx_policy_fast's leaf masks (16 ways) */
     gx_rng *rngs;
     uint32_t rmask;
     uint64_t thr;
@@ -856,23 +856,31 @@ run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64
               uint32_t ssh, uint32_t lsh, uint32_t smk, const run_pol *pol, uint64_t *evicted)
 {
     uint64_t ev = 0;
-    for (size_t j = 0; j < bn && j < RUN_AHEAD; j++)
-        run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[j]) * GX_CSPEC_BLOCK);
-    for (size_t j = 0; j < bn; j++) {
-        if (j + RUN_AHEAD < bn)
-            run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[j + RUN_AHEAD]) * GX_CSPEC_BLOCK);
-        const uint64_t p = bp[j];
-        const uint64_t x = loc[j];
-        if ((p >> ssh) == rsec) {
-            loc[j] = x | (uint64_t)RUN_REPEAT << RUN_LOC_OUT_SHIFT;
-            continue;
-        }
-        rsec = p >> ssh;
-        const gx_cache_outcome o =
-            run_lookup16(mem + (uint64_t)RUN_LOC_SET(x) * GX_CSPEC_BLOCK, p >> lsh,
-                         1u << ((uint32_t)rsec & smk), RUN_LOC_SLICE(x), pol, &ev);
-        loc[j] = x | (uint64_t)o << RUN_LOC_OUT_SHIFT;
+    for (size_t q = 0; q < bn && q < RUN_AHEAD; q++)
+        run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[q]) * GX_CSPEC_BLOCK);
+    size_t j;
+/* Entry j's lookup (or repeat), its outcome into loc[j]. */
+#define RUN_ENTRY()                                                                        \
+    do {                                                                                   \
+        const uint64_t p = bp[j], x = loc[j];                                              \
+        if ((p >> ssh) == rsec) {                                                          \
+            loc[j] = x | (uint64_t)RUN_REPEAT << RUN_LOC_OUT_SHIFT;                        \
+            break;                                                                         \
+        }                                                                                  \
+        rsec = p >> ssh;                                                                   \
+        const gx_cache_outcome o =                                                         \
+            run_lookup16(mem + (uint64_t)RUN_LOC_SET(x) * GX_CSPEC_BLOCK, p >> lsh,        \
+                         1u << ((uint32_t)rsec & smk), RUN_LOC_SLICE(x), pol, &ev);        \
+        loc[j] = x | (uint64_t)o << RUN_LOC_OUT_SHIFT;                                     \
+    } while (0)
+    /* the prefetch RUN_AHEAD ahead without a test, then the block's tail */
+    for (j = 0; j + RUN_AHEAD < bn; j++) {
+        run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[j + RUN_AHEAD]) * GX_CSPEC_BLOCK);
+        RUN_ENTRY();
     }
+    for (; j < bn; j++)
+        RUN_ENTRY();
+#undef RUN_ENTRY
     *evicted += ev;
     return rsec;
 }
@@ -927,8 +935,8 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
         pol.keep[w] = ~c->pf.clear[w];
         pol.setm[w] = c->pf.set[w];
     }
-    pol.lm_top = c->pf.lm_top;
-    pol.lm_low = c->pf.lm_low;
+    memcpy(pol.lm_top, c->pf.lm_top, sizeof pol.lm_top);
+    memcpy(pol.lm_low, c->pf.lm_low, sizeof pol.lm_low);
     /* the rng group of set s * sps + k is slice s (gx_l2_new: one group a slice) */
     pol.rngs = c->rngs ? c->rngs : &c->rng;
     pol.rmask = c->rngs ? UINT32_MAX : 0;
