@@ -767,6 +767,10 @@ static int build_run_lat(gx_l2 *l2, uint64_t top)
 #define RUN_BLOCK 512 /* entries per block (4 KiB of locations on the stack) */
 #define RUN_DIRTY 4096 /* the counting mode's entries between folds (16 KiB) */
 #define RUN_DIRECT_RUNS 16 /* runs in the direct mode after a run of ~1 access an entry */
+/* (SM, slice) rows of l2->rlat at most (40 MiB with the counts; the largest
+ * card of the generator, 132 SMs x 1024 slices, takes 21 MiB); beyond,
+ * the general path */
+#define RUN_LAT_MAX_ROWS (1u << 18)
 
 /* A block's location word per entry: set (s * sps + k) in bits 0-31, home
  * slice in bits 32-61, and once looked up the outcome (or RUN_REPEAT) in
@@ -1057,11 +1061,11 @@ static uint64_t run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t)
 {
-    /* run_fast: sets numbered in 32 bits (RUN_LOC_SET), the table built for
-     * the tally's bins */
+    /* run_fast: sets numbered in 32 bits (RUN_LOC_SET), a table of bounded
+     * size (entries numbered in 32 bits), built for the tally's bins */
     const uint64_t top = t->bins - 1;
     if (l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
-        (uint64_t)l2->sm_count * l2->slices * 4 <= UINT32_MAX &&
+        (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS &&
         ((l2->rlat_ok && l2->rlat_top == top) || build_run_lat(l2, top) == GX_OK))
         t->sectors += run_fast(l2, pa, sm, rep, n, t);
     else /* the general path (also when the table could not be allocated) */
