@@ -275,9 +275,14 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
     gx_vmem_pte e;
     gx_vmem_walk_entry(w->vm, vw, level, &e);
     int last = level + 1 == gx_vmem_pt_levels(w->vm);
+    /* A cached entry counts only while the page table still has that kind
+     * of entry there: a MAP without an INV after it can leave an entry of
+     * the old table behind (a pointer where a final entry now is, or the
+     * reverse), which the model takes as a miss. Without remapping the
+     * kind always matches (an entry is cached only as what it is). */
     if (present(&w->pwc) && !last) {
         w->st.pwc_accesses++;
-        if (probe(&w->pwc, &e)) {
+        if (e.kind == GX_PTE_TABLE && probe(&w->pwc, &e)) {
             w->st.pwc_hits++;
             w->st.pwc_hits_by_level[level]++;
             out->walk_cycles += w->pwc.lat;
@@ -287,7 +292,7 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
     }
     if (present(&w->npwc) && gx_vmem_level_can_be_final(w->vm, level)) {
         w->st.pwc2_accesses++;
-        if (probe(&w->npwc, &e)) {
+        if (e.kind == GX_PTE_FINAL && probe(&w->npwc, &e)) {
             w->st.pwc2_hits++;
             out->walk_cycles += w->npwc.lat;
             out->page_base = e.va_base;
