@@ -314,7 +314,7 @@ int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, g
 #define V2_WR 21
 #define V2_AT 42
 #define V2_BLOCK ((1u << 20) - 1)
-#define V2_MASK_L(l) ((l) >= 8 ? ~0ULL : (1ULL << (8 * (l))) - 1)
+#define V2_MASK_L(l) ((l) >= 8 ? ~0ULL : (1ULL << (8 * ((l) & 7))) - 1)
 #define V2_TL(h) ((uint64_t)V2_FG(h))
 #define V2_TM(h) (V2_FG(h) ? V2_MASK_L((h) & 15) : 0)
 #define V2_TI(h)                                                                   \
