@@ -735,10 +735,13 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     text_cols_load(&s, c, mmask);
     unsigned long long line = tc.line;
     while (p < end && s.k < max) {
-        line++;
-        text_fast f;
-        const char *q;
-        if (p < word_end && (q = fast_line_word(p, r->sm_limit, &f)) != NULL) {
+        /* the word path's run of common lines */
+        while (p < word_end && s.k < max) {
+            text_fast f;
+            const char *q = fast_line_word(p, r->sm_limit, &f);
+            if (!q)
+                break;
+            line++;
             p = q;
             s.ops[f.op]++;
             s.bytes += f.size;
@@ -756,8 +759,10 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
             s.key = key;
             s.mbase = f.addr & ~mmask;
             s.mlim = (f.addr & mmask) + f.size <= mb ? mb - f.size + 1 : 0;
-            continue;
         }
+        if (p >= end || s.k >= max)
+            break;
+        line++;
         text_cols_store(&s, c);
         tc.line = line;
         int rc = text_line_cols(r, c, &tc, &p, end, fast_end);
