@@ -582,7 +582,7 @@ typedef struct text_fast {
 } text_fast;
 
 static inline __attribute__((always_inline)) const char *fast_line_word(const char *p,
-                                                                      uint32_t sm_limit,
+                                                                      uint64_t sm_max,
                                                                       text_fast *f)
 {
     const unsigned char *q = (const unsigned char *)p;
@@ -591,16 +591,16 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
         return NULL;
     uint64_t sm = d;
     q++;
-    while ((d = (unsigned)*q - '0') <= 9) {
+    for (int nd = 1; (d = (unsigned)*q - '0') <= 9; nd++) {
+        if (nd == 10)
+            return NULL; /* 11 digits or more: over UINT32_MAX */
         sm = sm * 10 + d;
-        if (sm > UINT32_MAX)
-            return NULL;
         q++;
     }
     /* " OP 0x": bytes 0, 2, 3, 4 fixed (x in either case), byte 1 the op */
     const uint64_t w = load_le64(q);
     const uint64_t shape = ' ' | ' ' << 16 | (uint64_t)'0' << 24 | (uint64_t)'x' << 32;
-    if (((w | 0x20ULL << 32) & 0xffffff00ffULL) != shape || (sm_limit && sm >= sm_limit))
+    if (((w | 0x20ULL << 32) & 0xffffff00ffULL) != shape || sm > sm_max)
         return NULL;
     const unsigned opc = op_code[w >> 8 & 0xff];
     if (!opc)
@@ -653,7 +653,8 @@ typedef struct text_cols {
     uint64_t key, mbase, mlim;
 } text_cols;
 
-static void text_cols_load(text_cols *s, const gx_trace_cols *c, uint64_t mmask)
+static inline __attribute__((always_inline)) void text_cols_load(text_cols *s, const gx_trace_cols *c,
+                                                             uint64_t mmask)
 {
     s->k = c->n;
     memcpy(s->ops, c->ops, sizeof s->ops);
@@ -667,7 +668,8 @@ static void text_cols_load(text_cols *s, const gx_trace_cols *c, uint64_t mmask)
     s->mlim = (a & mmask) + size <= mmask + (mmask != 0) ? mmask + 2 - size : 0;
 }
 
-static void text_cols_store(const text_cols *s, gx_trace_cols *c)
+static inline __attribute__((always_inline)) void text_cols_store(const text_cols *s,
+                                                              gx_trace_cols *c)
 {
     c->records += (s->ops[0] - c->ops[0]) + (s->ops[1] - c->ops[1]) + (s->ops[2] - c->ops[2]);
     c->n = s->k;
@@ -731,6 +733,8 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     uint8_t *const co = c->op;
     uint32_t *const cs = c->sm, *const cr = c->rep;
     uint16_t *const cz = c->size;
+    /* the largest SM a line may name (sm_limit 0: any 32-bit one) */
+    const uint64_t sm_max = r->sm_limit ? r->sm_limit - 1u : UINT32_MAX;
     text_cols s;
     text_cols_load(&s, c, mmask);
     unsigned long long line = tc.line;
@@ -738,7 +742,7 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
         /* the word path's run of common lines */
         while (p < word_end && s.k < max) {
             text_fast f;
-            const char *q = fast_line_word(p, r->sm_limit, &f);
+            const char *q = fast_line_word(p, sm_max, &f);
             if (!q)
                 break;
             line++;
