@@ -7,7 +7,11 @@
  *   over each line. Fields stop at a blank, '#', newline or the end.
  * - Only whole lines are decoded: the part after the buffer's last newline
  *   waits for the next refill (or is the last line at the end of input).
- * - Every record is checked (gx_trace_check rules) as it is decoded. */
+ * - Every record is checked (gx_trace_check rules) as it is decoded.
+ * - The column decoder reads common lines a word at a time (8-byte loads,
+ *   little-endian order) while 64 bytes of the buffer are left past the
+ *   line's start; any line it does not take goes to the byte-wise parsers,
+ *   which give every message. */
 #include <string.h>
 
 #include "reader_internal.h"
