@@ -219,14 +219,10 @@ static const uint64_t delta_mask[9] = {
 #define V2_FL64(h) V2_FL16(h), V2_FL16((h) + 16), V2_FL16((h) + 32), V2_FL16((h) + 48)
 static const unsigned char fast_len[256] = {V2_FL64(0u), V2_FL64(64u), V2_FL64(128u),
                                             V2_FL64(192u)};
-/* The same for the column decoder: global ops only (0..2); a shared record
- * takes the slow path there, which keeps its whole record. */
+/* The same rule for the column decoder (hdr_g below): global ops only
+ * (0..2); a shared record takes the slow path there, which keeps its whole
+ * record. */
 #define V2_FG(h) V2_FLX(h, GX_TRACE_ATOMIC)
-#define V2_FG4(h) V2_FG(h), V2_FG((h) + 1), V2_FG((h) + 2), V2_FG((h) + 3)
-#define V2_FG16(h) V2_FG4(h), V2_FG4((h) + 4), V2_FG4((h) + 8), V2_FG4((h) + 12)
-#define V2_FG64(h) V2_FG16(h), V2_FG16((h) + 16), V2_FG16((h) + 32), V2_FG16((h) + 48)
-static const unsigned char fast_len_g[256] = {V2_FG64(0u), V2_FG64(64u), V2_FG64(128u),
-                                              V2_FG64(192u)};
 
 /* Notes on the loop: the record's other fields are a template that only
  * the slow path changes, so a fast record is the template's three stores
@@ -304,85 +300,169 @@ int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, g
     return GX_OK;
 }
 
-/* Version 2 into columns: gx_v2_decode's loop (the same fast and slow
- * paths, the same checks and messages) with a fast record stored as column
- * entries (address, op, and the template's SM and size) instead of a
- * 40-byte record, or folded into the entry before it (merging, see
- * gx_trace_cols); the template's bytes are added once per run. */
-int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
+/* ---- version 2 into columns ---- */
+
+/* The column loop's header tables, indexed by the header byte: for a fast
+ * global record (the rule of V2_FG) len = 1 + L (the bytes it takes), mask
+ * = the delta's byte mask, and inc = one in each block counter it counts
+ * in: records (from bit V2_REC), writes (V2_WR), atomics (V2_AT); len = 0
+ * for every other header (the slow path decides). Summing inc over a block
+ * counts its records and ops in one add a record; a block takes at most
+ * V2_BLOCK records so no counter runs into the next. One struct of arrays:
+ * the three loads share one base. */
+#define V2_REC 0
+#define V2_WR 21
+#define V2_AT 42
+#define V2_BLOCK ((1u << 20) - 1)
+#define V2_MASK_L(l) ((l) >= 8 ? ~0ULL : (1ULL << (8 * ((l) & 7))) - 1)
+#define V2_TL(h) ((uint64_t)V2_FG(h))
+#define V2_TM(h) (V2_FG(h) ? V2_MASK_L((h) & 15) : 0)
+#define V2_TI(h)                                                                   \
+    (V2_FG(h) ? (1ULL << V2_REC) + ((uint64_t)((h) >> 5 == GX_TRACE_WRITE) << V2_WR) + \
+                    ((uint64_t)((h) >> 5 == GX_TRACE_ATOMIC) << V2_AT)             \
+              : 0)
+#define V2_T4(f, h) f(h), f((h) + 1), f((h) + 2), f((h) + 3)
+#define V2_T16(f, h) V2_T4(f, h), V2_T4(f, (h) + 4), V2_T4(f, (h) + 8), V2_T4(f, (h) + 12)
+#define V2_T64(f, h) V2_T16(f, h), V2_T16(f, (h) + 16), V2_T16(f, (h) + 32), V2_T16(f, (h) + 48)
+#define V2_T256(f) {V2_T64(f, 0u), V2_T64(f, 64u), V2_T64(f, 128u), V2_T64(f, 192u)}
+static const struct v2_tables {
+    uint64_t len[256], mask[256], inc[256];
+} v2_tab = {V2_T256(V2_TL), V2_T256(V2_TM), V2_T256(V2_TI)};
+
+/* The state of one run of fast records (one template: SM, size) in the
+ * column loop. Merging: entry k - 1 is of this run and within one merge
+ * block at mbase when addr - mbase < mlim (mlim = fit1 = the block's bytes
+ * minus the size plus one; 0 merges nothing). */
+typedef struct v2_run {
+    const unsigned char *p;
+    size_t k;
+    uint64_t addr, mbase, mlim;
+} v2_run;
+
+/* The template's SM and size into entries [k0, k) of the sm and size
+ * columns, eight bytes a store (the fast loop leaves them to this). */
+static void fill_run(uint32_t *cs, uint16_t *cz, size_t k0, size_t k, uint32_t tsm, uint16_t tsz)
 {
-    const unsigned char *p = r->p, *end = r->end;
-    gx_trace_rec st = r->prev;
-    size_t k = c->n;
-    const size_t max = c->cap;
-    uint64_t recs = c->records;
-    const uint64_t i0 = r->index - recs; /* the trace index of the batch's first record */
+    const uint64_t s2 = (uint64_t)tsm * 0x100000001ULL, z4 = (uint64_t)tsz * 0x0001000100010001ULL;
+    size_t i = k0;
+    for (; i + 4 <= k; i += 4) {
+        memcpy(cs + i, &s2, 8);
+        memcpy(cs + i + 2, &s2, 8);
+        memcpy(cz + i, &z4, 8);
+    }
+    for (; i < k; i++) {
+        cs[i] = tsm;
+        cz[i] = tsz;
+    }
+}
+
+/* One block of fast records: from s->p while the record starts before plim
+ * (the caller leaves at least GX_V2_MAX_RECORD bytes after plim - 1 and no
+ * more records than the columns can take), appended from entry s->k:
+ * stored, or folded into entry k - 1 when in its merge block. Stops at
+ * plim, a header for the slow path, or an address past wrap_limit (the
+ * slow path re-decodes that record and names the error). Returns the sum of
+ * the records' inc (hdr_g). */
+static inline __attribute__((always_inline)) uint64_t
+v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_limit,
+         uint64_t mmask, uint64_t fit1, uint32_t tsm, uint16_t tsz)
+{
+    const unsigned char *p = s->p;
+    size_t k = s->k;
+    uint64_t addr = s->addr, mbase = s->mbase, mlim = s->mlim, sum = 0;
     uint64_t *const ca = c->addr;
     uint8_t *const co = c->op;
     uint32_t *const cs = c->sm, *const cr = c->rep;
     uint16_t *const cz = c->size;
-    /* merging: block numbers by mshift (>= 1: merge_bytes 1 merges nothing,
-     * so UINT64_MAX is no address's block) */
-    const uint32_t mb = c->merge_bytes > 1 ? c->merge_bytes : 0;
-    const unsigned mshift = mb ? (unsigned)__builtin_ctz(mb) : 0;
-    const uint64_t mmask = mb ? (uint64_t)mb - 1 : 0;
-    uint64_t ops[3] = {c->ops[0], c->ops[1], c->ops[2]};
-    while (k < max) {
-        const int size_ok = (uint32_t)st.size - 1u < GX_TRACE_MAX_SIZE;
-        const uint64_t wrap_limit = size_ok ? UINT64_MAX - st.size + 1 : 0;
-        uint64_t addr = st.addr;
-        uint8_t op = st.op;
-        const uint32_t tsm = st.sm;
-        const uint16_t tsz = st.size;
-        if (!size_ok)
-            goto slow;
-        const uint64_t r0 = recs;
-        /* mblk: the block of entry k - 1 when it is of this run and within
-         * one block, else UINT64_MAX (no block) */
-        const int can_merge = mb && tsz <= mb;
-        const uint64_t fit = can_merge ? mmask + 1 - tsz : 0;
-        const uint64_t no_blk = UINT64_MAX;
-        uint64_t mblk = no_blk;
-        while (k < max && end - p >= GX_V2_MAX_RECORD) {
-            unsigned h = *p, fl = fast_len_g[h];
-            if (!fl)
-                break;
-            uint64_t z;
-            memcpy(&z, p + 1, 8);
+    const struct v2_tables *const t = &v2_tab;
+    const size_t k0 = k;
+    while (p < plim) {
+        const unsigned h = *p;
+        const uint64_t len = t->len[h];
+        if (!len)
+            break;
+        uint64_t z;
+        memcpy(&z, p + 1, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            z = __builtin_bswap64(z);
+        z = __builtin_bswap64(z);
 #endif
-            z &= delta_mask[fl - 1];
-            uint64_t a = addr + unzigzag(z);
-            if (a > wrap_limit)
-                break; /* the slow path re-decodes it and names the error */
-            addr = a;
-            op = (uint8_t)(h >> 5);
-            ops[op]++;
-            recs++;
-            p += fl;
-            const uint64_t blk = a >> mshift;
-            const int one_block = (a & mmask) <= fit;
-            if (blk == mblk && one_block) {
-                cr[k - 1]++;
-                continue;
-            }
-            ca[k] = addr;
-            co[k] = op;
-            cs[k] = tsm;
-            cz[k] = tsz;
-            cr[k] = 0;
-            k++;
-            mblk = can_merge && one_block ? blk : no_blk;
+        const uint64_t a = addr + unzigzag(z & t->mask[h]);
+        if (a > wrap_limit)
+            break;
+        addr = a;
+        sum += t->inc[h];
+        p += len;
+        if (a - mbase < mlim) {
+            cr[k - 1]++;
+            continue;
         }
-        c->bytes += (uint64_t)tsz * (recs - r0);
-        st.addr = addr;
-        st.op = op;
-    slow:
-        c->n = k;
-        c->records = recs;
-        memcpy(c->ops, ops, sizeof ops);
-        if (k == max)
+        ca[k] = a;
+        co[k] = (uint8_t)(h >> 5);
+        cr[k] = 0;
+        k++;
+        mbase = a & ~mmask;
+        mlim = a - mbase < fit1 ? fit1 : 0;
+    }
+    fill_run(cs, cz, k0, k, tsm, tsz);
+    s->p = p;
+    s->k = k;
+    s->addr = addr;
+    s->mbase = mbase;
+    s->mlim = mlim;
+    return sum;
+}
+
+/* Version 2 into columns: gx_v2_decode's records (the same fast and slow
+ * paths, the same checks and messages) with a fast record stored as column
+ * entries (address, op, and the template's SM and size) instead of a
+ * 40-byte record, or folded into the entry before it (merging, see
+ * gx_trace_cols). The fast records go in blocks (v2_block): one bound check
+ * a record (the block's end, from the bytes left and the columns' room),
+ * counted by one add; the counts and bytes are added once per block. The
+ * template's op is not kept (every record's op is its header's). */
+int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
+{
+    const unsigned char *p = r->p, *end = r->end;
+    gx_trace_rec st = r->prev;
+    const size_t max = c->cap;
+    const uint64_t i0 = r->index - c->records; /* the trace index of the batch's first record */
+    /* merging: blocks of mb bytes (merge_bytes 1 merges nothing) */
+    const uint64_t mb = c->merge_bytes > 1 ? c->merge_bytes : 0;
+    const uint64_t mmask = mb ? mb - 1 : 0;
+    while (c->n < max) {
+        const int size_ok = (uint32_t)st.size - 1u < GX_TRACE_MAX_SIZE;
+        if (size_ok) {
+            const uint64_t wrap_limit = UINT64_MAX - st.size + 1;
+            const uint64_t fit1 = st.size <= mb ? mb - st.size + 1 : 0;
+            v2_run s = {p, c->n, st.addr, 0, 0};
+            for (;;) {
+                size_t left = (size_t)(end - s.p);
+                if (left < GX_V2_MAX_RECORD || s.k == max)
+                    break;
+                size_t nb = left - (GX_V2_MAX_RECORD - 1);
+                if (nb > max - s.k)
+                    nb = max - s.k;
+                if (nb > V2_BLOCK)
+                    nb = V2_BLOCK;
+                const unsigned char *b0 = s.p;
+                uint64_t sum = v2_block(c, &s, b0 + nb, wrap_limit, mmask, fit1, st.sm,
+                                        st.size);
+                const uint64_t field = (1u << (V2_WR - V2_REC)) - 1;
+                uint64_t recs = sum >> V2_REC & field, wr = sum >> V2_WR & field;
+                uint64_t at = sum >> V2_AT & field;
+                c->ops[GX_TRACE_READ] += recs - wr - at;
+                c->ops[GX_TRACE_WRITE] += wr;
+                c->ops[GX_TRACE_ATOMIC] += at;
+                c->records += recs;
+                c->bytes += (uint64_t)st.size * recs;
+                if (s.p < b0 + nb)
+                    break; /* stopped inside the block: the slow path */
+            }
+            p = s.p;
+            c->n = s.k;
+            st.addr = s.addr;
+        }
+        if (c->n == max)
             break;
         if (end - p < GX_V2_MAX_RECORD) {
             if (!r->eof)
@@ -390,21 +470,18 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
             if (p == end) {
                 r->p = p;
                 r->prev = st;
-                return v2_fail(r, i0 + recs, msg, "truncated (no end marker)");
+                return v2_fail(r, i0 + c->records, msg, "truncated (no end marker)");
             }
         }
         unsigned h = *p;
         if (h == GX_TRACE_V2_END) {
             r->prev = st;
-            return v2_end(r, p, i0 + recs, msg);
+            return v2_end(r, p, i0 + c->records, msg);
         }
-        int rc = v2_slow(r, &p, &st, i0 + recs, msg);
+        int rc = v2_slow(r, &p, &st, i0 + c->records, msg);
         if (rc)
             return rc;
         gx_cols_put(c, &st);
-        memcpy(ops, c->ops, sizeof ops);
-        k = c->n;
-        recs = c->records;
     }
     r->p = p;
     r->prev = st;

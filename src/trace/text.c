@@ -7,7 +7,11 @@
  *   over each line. Fields stop at a blank, '#', newline or the end.
  * - Only whole lines are decoded: the part after the buffer's last newline
  *   waits for the next refill (or is the last line at the end of input).
- * - Every record is checked (gx_trace_check rules) as it is decoded. */
+ * - Every record is checked (gx_trace_check rules) as it is decoded.
+ * - The column decoder reads common lines a word at a time (8-byte loads,
+ *   little-endian order) while 64 bytes of the buffer are left past the
+ *   line's start; any line it does not take goes to the byte-wise parsers,
+ *   which give every message. */
 #include <string.h>
 
 #include "reader_internal.h"
@@ -477,8 +481,236 @@ int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n,
     return GX_OK;
 }
 
-/* gx_text_decode into columns: a common line (fast_line) goes to the
- * columns without a 40-byte record in between; every other line as
+/* ---- the column decoder's word-at-a-time fast path ---- */
+
+#define BYTES_01 0x0101010101010101ULL
+#define BYTES_80 0x8080808080808080ULL
+
+static uint64_t load_le64(const unsigned char *q)
+{
+    uint64_t w;
+    memcpy(&w, q, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+/* The bytes of w below '0' (blank, newline, ...), flagged by their high
+ * bit; the lowest flag is exact (a borrow runs only upwards). */
+static inline uint64_t below_digits(uint64_t w)
+{
+    return (w - 0x30 * BYTES_01) & ~w & BYTES_80;
+}
+
+/* Each byte of w to the nibble it stands for as a hexadecimal digit ('0'..'9'
+ * their low four bits, letters nine more: bit 6 tells them apart); any
+ * byte gives 0..24, no carry between bytes. */
+static inline uint64_t hex_nibbles(uint64_t w)
+{
+    return (w & 0x0f * BYTES_01) + 9 * ((w >> 6) & BYTES_01);
+}
+
+/* The bytes of w (each >= '0', as below_digits leaves them) that are not
+ * hexadecimal digits, flagged by their high bit, for nib = hex_nibbles(w):
+ * a digit is below 0x80 and either '0'..'9' (bit 6 clear, bit 4 set,
+ * nibble < 10) or a letter A-F / a-f (bit 6 set, bit 4 clear, nibble 10..15). */
+static inline uint64_t hex_bad(uint64_t w, uint64_t nib)
+{
+    const uint64_t ge10 = nib + 0x76 * BYTES_01, ge16 = nib + 0x70 * BYTES_01;
+    const uint64_t b6 = w << 1, b4 = w << 3; /* bits 6 and 4 at bit 7 */
+    return (ge10 ^ b6) | ge16 | ~(b6 ^ b4) | w;
+}
+
+/* The value of the nd (1..8) hexadecimal digits whose nibbles are the low
+ * bytes of nib (first digit lowest, as in memory); 0 when a byte of those
+ * is not a digit (*bad set). The digits are moved to the top (leading zero
+ * nibbles), then pairs, quads and octets joined by a multiply each (the
+ * earlier digit the more significant: it lands in the upper half). */
+static inline uint64_t hex_value8(uint64_t w, unsigned nd, uint64_t *bad)
+{
+    const unsigned sh = 8 * (8 - nd);
+    const uint64_t nib = hex_nibbles(w);
+    *bad |= (hex_bad(w, nib) << sh) & BYTES_80;
+    uint64_t x = nib << sh;
+    x = (x * (16 << 8 | 1)) >> 8 & 0x00ff00ff00ff00ffULL;
+    x = (x * (256 << 16 | 1)) >> 16 & 0x0000ffff0000ffffULL;
+    x = (x * (65536ULL << 32 | 1)) >> 32;
+    return x;
+}
+
+/* The hexadecimal digits at q (1-15 of them, then a byte below '0'): the
+ * value into *v and the byte after the digits returned; NULL for anything
+ * else (no digit, 16 or more, a byte that is not a digit). Reads 16 bytes
+ * at q. */
+static inline const unsigned char *hex_word(const unsigned char *q, uint64_t *v)
+{
+    const uint64_t w0 = load_le64(q);
+    const uint64_t m0 = below_digits(w0);
+    uint64_t bad = 0;
+    if (m0) {
+        const unsigned nd = (unsigned)__builtin_ctzll(m0) >> 3;
+        if (!nd)
+            return NULL;
+        *v = hex_value8(w0, nd, &bad);
+        return bad ? NULL : q + nd;
+    }
+    const uint64_t w1 = load_le64(q + 8);
+    const uint64_t m1 = below_digits(w1);
+    if (!m1)
+        return NULL;
+    const unsigned nd = (unsigned)__builtin_ctzll(m1) >> 3;
+    uint64_t x = hex_value8(w0, 8, &bad);
+    if (nd)
+        x = x << (4 * nd) | hex_value8(w1, nd, &bad);
+    *v = x;
+    return bad ? NULL : q + 8 + nd;
+}
+
+/* op_code[c]: 1 + the global op of the op letter c (R W A, any case), 0
+ * for other bytes. */
+static const unsigned char op_code[256] = {
+    ['R'] = 1 + GX_TRACE_READ,  ['r'] = 1 + GX_TRACE_READ,  ['W'] = 1 + GX_TRACE_WRITE,
+    ['w'] = 1 + GX_TRACE_WRITE, ['A'] = 1 + GX_TRACE_ATOMIC, ['a'] = 1 + GX_TRACE_ATOMIC};
+
+/* One common line parsed by fast_line's rules (a subset of them: 1-15
+ * address digits), a word at a time, for a line that has at least 64
+ * readable bytes from its start (the caller's bound; the line's newline
+ * lies before them). Returns the next line's start, or NULL for any other
+ * line (fast_line and parse_line then take it from its start). */
+typedef struct text_fast {
+    uint64_t addr;
+    uint32_t sm;
+    uint32_t size;
+    unsigned op;
+} text_fast;
+
+static inline __attribute__((always_inline)) const char *fast_line_word(const char *p,
+                                                                      uint64_t sm_max,
+                                                                      text_fast *f)
+{
+    const unsigned char *q = (const unsigned char *)p;
+    unsigned d = (unsigned)q[0] - '0';
+    if (d > 9)
+        return NULL;
+    uint64_t sm = d;
+    q++;
+    for (int nd = 1; (d = (unsigned)*q - '0') <= 9; nd++) {
+        if (nd == 10)
+            return NULL; /* 11 digits or more: over UINT32_MAX */
+        sm = sm * 10 + d;
+        q++;
+    }
+    /* " OP 0x": bytes 0, 2, 3, 4 fixed (x in either case), byte 1 the op */
+    const uint64_t w = load_le64(q);
+    const uint64_t shape = ' ' | ' ' << 16 | (uint64_t)'0' << 24 | (uint64_t)'x' << 32;
+    if (((w | 0x20ULL << 32) & 0xffffff00ffULL) != shape || sm > sm_max)
+        return NULL;
+    const unsigned opc = op_code[w >> 8 & 0xff];
+    if (!opc)
+        return NULL;
+    uint64_t addr;
+    q = hex_word(q + 5, &addr);
+    if (!q)
+        return NULL;
+    /* then "\n" or " S\n" with one size digit, else the longer sizes;
+     * addr < 2^60 (at most 15 digits): no access wraps past 2^64 */
+    unsigned size = GX_TRACE_DEFAULT_SIZE;
+    const uint32_t t = (uint32_t)load_le64(q);
+    if ((t & 0xff) == '\n') {
+        q += 1;
+    } else if ((t & 0xff00ff) == (' ' | '\n' << 16) && (d = (t >> 8 & 0xff) - '1') <= 8) {
+        size = d + 1;
+        q += 3;
+    } else {
+        if (*q != ' ' || (d = (unsigned)q[1] - '0') > 9)
+            return NULL;
+        size = d;
+        q += 2;
+        if ((d = (unsigned)*q - '0') <= 9) {
+            size = size * 10 + d;
+            q++;
+            if ((d = (unsigned)*q - '0') <= 9) {
+                size = size * 10 + d;
+                q++;
+            }
+        }
+        if (size < 1 || size > GX_TRACE_MAX_SIZE || *q != '\n')
+            return NULL;
+        q++;
+    }
+    f->addr = addr;
+    f->sm = (uint32_t)sm;
+    f->size = size;
+    f->op = opc - 1;
+    return (const char *)q;
+}
+
+/* The column state the fast path keeps in locals: the batch's counts and
+ * whether a line may fold into entry k - 1 (gx_cols_put's rule: the same
+ * SM and size, key; entry k - 1 global and within one merge block at
+ * mbase; the line's address in that block and within it: addr - mbase <
+ * mlim; mlim = 0 folds nothing). */
+typedef struct text_cols {
+    size_t k;
+    uint64_t ops[3], bytes;
+    uint64_t key, mbase, mlim;
+} text_cols;
+
+static inline __attribute__((always_inline)) void text_cols_load(text_cols *s, const gx_trace_cols *c,
+                                                             uint64_t mmask)
+{
+    s->k = c->n;
+    memcpy(s->ops, c->ops, sizeof s->ops);
+    s->bytes = c->bytes;
+    s->key = s->mbase = s->mlim = 0;
+    if (!c->n || !gx_trace_op_is_global(c->op[c->n - 1]))
+        return;
+    const uint64_t a = c->addr[c->n - 1], size = c->size[c->n - 1];
+    s->key = c->sm[c->n - 1] | size << 32;
+    s->mbase = a & ~mmask;
+    s->mlim = (a & mmask) + size <= mmask + (mmask != 0) ? mmask + 2 - size : 0;
+}
+
+static inline __attribute__((always_inline)) void text_cols_store(const text_cols *s,
+                                                              gx_trace_cols *c)
+{
+    c->records += (s->ops[0] - c->ops[0]) + (s->ops[1] - c->ops[1]) + (s->ops[2] - c->ops[2]);
+    c->n = s->k;
+    memcpy(c->ops, s->ops, sizeof s->ops);
+    c->bytes = s->bytes;
+}
+
+/* Any line the word path does not take, as gx_text_decode reads it
+ * (fast_line, else parse_line), into c: *pp advances past it. */
+static int text_line_cols(gx_trace_reader *r, gx_trace_cols *c, text_ctx *tc, const char **pp,
+                          const char *end, const char *fast_end)
+{
+    gx_trace_rec t;
+    const char *p = *pp;
+    if (p < fast_end) {
+        const char *q = fast_line(p, r->sm_limit, &t);
+        if (q) {
+            *pp = q;
+            gx_cols_put(c, &t);
+            return GX_OK;
+        }
+    }
+    int have;
+    int rc = parse_line(tc, p, end, &t, &have, pp);
+    if (rc)
+        return rc;
+    if (*pp - p > GX_TRACE_MAX_LINE)
+        return gx_fail(tc->msg, GX_EPARSE, "%s:%llu: line longer than %d bytes", r->source,
+                       tc->line, GX_TRACE_MAX_LINE);
+    if (have)
+        gx_cols_put(c, &t);
+    return GX_OK;
+}
+
+/* gx_text_decode into columns: a common line goes to the columns without a
+ * 40-byte record in between, by the word path (fast_line_word, while 64
+ * bytes are left in the buffer) or fast_line; every other line as
  * gx_text_decode reads it. The same records, checks and messages. */
 int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
 {
@@ -494,29 +726,60 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     const char *fast_end = end;
     while (fast_end > p && fast_end[-1] != '\n')
         fast_end--;
-    while (p < end && c->n < c->cap) {
-        tc.line++;
-        gx_trace_rec t;
-        if (p < fast_end) {
-            const char *q = fast_line(p, r->sm_limit, &t);
-            if (q) {
-                p = q;
-                gx_cols_put(c, &t);
+    /* lines starting before word_end have 64 bytes readable from their start */
+    const char *word_end = p;
+    if (r->end - r->p > 64)
+        word_end = (const char *)r->end - 64 < fast_end ? (const char *)r->end - 64 : fast_end;
+    const uint64_t mb = c->merge_bytes > 1 ? c->merge_bytes : 0;
+    const uint64_t mmask = mb ? mb - 1 : 0;
+    const size_t max = c->cap;
+    uint64_t *const ca = c->addr;
+    uint8_t *const co = c->op;
+    uint32_t *const cs = c->sm, *const cr = c->rep;
+    uint16_t *const cz = c->size;
+    /* the largest SM a line may name (sm_limit 0: any 32-bit one) */
+    const uint64_t sm_max = r->sm_limit ? r->sm_limit - 1u : UINT32_MAX;
+    text_cols s;
+    text_cols_load(&s, c, mmask);
+    unsigned long long line = tc.line;
+    while (p < end && s.k < max) {
+        /* the word path's run of common lines */
+        while (p < word_end && s.k < max) {
+            text_fast f;
+            const char *q = fast_line_word(p, sm_max, &f);
+            if (!q)
+                break;
+            line++;
+            p = q;
+            s.ops[f.op]++;
+            s.bytes += f.size;
+            const uint64_t key = f.sm | (uint64_t)f.size << 32;
+            if (key == s.key && f.addr - s.mbase < s.mlim) {
+                cr[s.k - 1]++;
                 continue;
             }
+            const size_t k = s.k++;
+            ca[k] = f.addr;
+            cs[k] = f.sm;
+            cz[k] = (uint16_t)f.size;
+            co[k] = (uint8_t)f.op;
+            cr[k] = 0;
+            s.key = key;
+            s.mbase = f.addr & ~mmask;
+            s.mlim = (f.addr & mmask) + f.size <= mb ? mb - f.size + 1 : 0;
         }
-        int have;
-        const char *start = p;
-        int rc = parse_line(&tc, p, end, &t, &have, &p);
+        if (p >= end || s.k >= max)
+            break;
+        line++;
+        text_cols_store(&s, c);
+        tc.line = line;
+        int rc = text_line_cols(r, c, &tc, &p, end, fast_end);
         if (rc)
             return rc;
-        if (p - start > GX_TRACE_MAX_LINE)
-            return gx_fail(msg, GX_EPARSE, "%s:%llu: line longer than %d bytes", r->source,
-                           tc.line, GX_TRACE_MAX_LINE);
-        if (have)
-            gx_cols_put(c, &t);
+        text_cols_load(&s, c, mmask);
     }
-    r->line = tc.line;
+    text_cols_store(&s, c);
+    r->line = line;
     r->p = (const unsigned char *)p;
     if (p == (const char *)r->end && r->eof)
         r->done = 1;
