@@ -54,6 +54,22 @@ for w in xlate "TLB L1" walker PWC coalesce; do
     grep -q "^$w" "$T/seq.txt" || fail "text output lacks '$w'"
 done
 
+# a MAP without an INV after it: the page-walk caches may hold entries of
+# the old table (here final entries of the default 2 MiB mapping where the
+# first MAP left nothing mapped); the walk must take them as misses, not
+# crash (a page size of 0 once divided a group): the two reads after the
+# MAP, outside the range it maps, are faults
+cat >"$T/remap.txt" <<'TRACE'
+0 R 0x7f00329f21c0 4 warp=269
+0 MAP 0x7f00238e4000 bytes=0x20000 page=0x1000
+3 R 0x7f00329faf20 4 warp=440
+3 R 0x7f00050bfe5c 4 warp=440
+TRACE
+"$GX" sim --profile "$VEGA" --trace "$T/remap.txt" --json --quiet >"$T/remap.json" ||
+    fail "sim: a MAP without INV (stale page-walk cache entries)"
+[ "$(field "$T/remap.json" "d['translation']['faults']")" = 2 ] || fail "remap: faults"
+[ "$(field "$T/remap.json" "d['translation']['accesses']")" = 3 ] || fail "remap: accesses"
+
 # bad options: exit 2, nothing written
 for bad in "--count 10 --unmapped-every 1" "--count 10 --page-size 3000" "--page-size 4KiB" \
            "--count 10 --order sideways"; do

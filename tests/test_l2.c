@@ -1,10 +1,12 @@
 /* test_l2.c - the L2 model (l2.h): exact uniform latencies without noise, the
  * slice histogram follows the hash, near-far from two SMs in different
  * partitions, victims pushed to the far partition, seeded noise, background
- * evictions at their rate, deterministic per-(SM, slice) skew, stats. */
+ * evictions at their rate, deterministic per-(SM, slice) skew, stats; the
+ * batch run equal to single accesses. */
 #include <math.h>
 #include <string.h>
 
+#include "gpuxray/dram.h"
 #include "gpuxray/hash.h"
 #include "gpuxray/l2.h"
 #include "gpuxray/profile.h"
@@ -396,6 +398,136 @@ static void test_bad_profile(void **state)
     gx_profile_free(p);
 }
 
+/* The batch run (gx_l2_run) against gx_l2_access one access at a time on
+ * the seed card, for the specialised path (plru-rand, plru, plru-rand:1)
+ * and the general one (lru), skew on and off: the same statistics and
+ * tallies bit for bit, over runs that cross its blocks, repeats (rep[] and
+ * an entry repeating the sector before), two tallies of different bins
+ * and a DRAM latency changed between runs, accesses of many SMs and of
+ * few (its direct and counting statistics). */
+static void run_ref(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
+                    size_t n, gx_l2_tally *t)
+{
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k <= rep[i]; k++) {
+            gx_l2_result r;
+            gx_l2_access(l2, pa[i], sm[i], GX_L2_READ, &r);
+            gx_l2_tally_add(t, r.latency_cycles);
+            t->sectors++;
+        }
+}
+
+static void same_tally(const gx_l2_tally *a, const gx_l2_tally *b)
+{
+    assert_true(a->total.v == b->total.v);
+    assert_true(a->lo == b->lo && a->hi == b->hi);
+    assert_int_equal(a->sectors, b->sectors);
+    assert_memory_equal(a->hist, b->hist, a->bins * sizeof *a->hist);
+}
+
+static void same_l2_stats(const gx_l2 *a, const gx_l2 *b)
+{
+    gx_l2_stats x, y;
+    gx_l2_get_stats(a, &x);
+    gx_l2_get_stats(b, &y);
+    assert_int_equal(x.dram_accesses, y.dram_accesses);
+    for (int l = 0; l < 2; l++) {
+        assert_int_equal(x.level[l].hits, y.level[l].hits);
+        assert_int_equal(x.level[l].sector_misses, y.level[l].sector_misses);
+        assert_int_equal(x.level[l].line_misses, y.level[l].line_misses);
+    }
+    assert_memory_equal(x.slice_accesses, y.slice_accesses, x.slices * sizeof(uint64_t));
+}
+
+static void run_vs_access(const char *policy, int skew, uint32_t sms)
+{
+    gx_profile *p = NULL;
+    gx_msg m;
+    if (gx_profile_load(gx_test_path("profiles/seed-ampere-6mb.json"), &p, &m) != GX_OK)
+        fail_msg("seed profile: %s", m.text);
+    strcpy(p->l2.policy, policy);
+    gx_l2 *a = mk(p, 0, skew, 5), *b = mk(p, 0, skew, 5);
+    enum { N = 60000 };
+    static uint64_t pa[N];
+    static uint32_t sm[N], rep[N];
+    uint64_t x = 777;
+    for (size_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const uint32_t kind = (uint32_t)(x >> 60);
+        /* mostly a 16 MiB footprint (misses, evictions), some 256 KiB (hits),
+         * some the sector or line before (repeats, sector misses) */
+        pa[i] = kind < 8 ? (x >> 20) & ((16u << 20) - 1) : (x >> 20) & ((256u << 10) - 1);
+        if (i && kind == 12)
+            pa[i] = pa[i - 1] + 4;
+        if (i && kind == 13)
+            pa[i] = pa[i - 1] ^ 32;
+        sm[i] = (uint32_t)(x >> 8) % sms;
+        rep[i] = kind == 14 ? (uint32_t)(x >> 40) % 9 : 0;
+    }
+    uint64_t ha[700], hb[700];
+    memset(ha, 0, sizeof ha);
+    memset(hb, 0, sizeof hb);
+    gx_l2_tally ta = {{0}, INFINITY, -INFINITY, ha, 700, 0};
+    gx_l2_tally tb = ta;
+    tb.hist = hb;
+    /* a long first run (the counting mode, folded within the run with many
+     * SMs), short ones (the direct mode for a while) */
+    const size_t chunks[] = {5000, 600, 4096, 513, 1, 7, 33, 100};
+    size_t at = 0;
+    for (size_t c = 0; at < N / 2; c++) {
+        size_t k = chunks[c % 8] < N / 2 - at ? chunks[c % 8] : N / 2 - at;
+        gx_l2_run(a, pa + at, sm + at, rep + at, k, &ta);
+        run_ref(b, pa + at, sm + at, rep + at, k, &tb);
+        at += k;
+    }
+    same_tally(&ta, &tb);
+    same_l2_stats(a, b);
+    /* another DRAM latency, the same bins (a fresh tally) */
+    p->memory.dram_latency_cycles = 517.25;
+    gx_dram *d = NULL;
+    assert_int_equal(gx_dram_new(p, &d, &m), GX_OK);
+    gx_l2_set_dram(a, d);
+    gx_l2_set_dram(b, d);
+    memset(ha, 0, sizeof ha);
+    memset(hb, 0, sizeof hb);
+    gx_l2_tally ta1 = {{0}, INFINITY, -INFINITY, ha, 700, 0};
+    gx_l2_tally tb1 = ta1;
+    tb1.hist = hb;
+    gx_l2_run(a, pa + at, sm + at, rep + at, N / 4, &ta1);
+    run_ref(b, pa + at, sm + at, rep + at, N / 4, &tb1);
+    at += N / 4;
+    same_tally(&ta1, &tb1);
+    same_l2_stats(a, b);
+    assert_true(ta1.hi >= 517.25); /* the new latency was used */
+    /* another tally of fewer bins (clamped), no rep[] */
+    uint64_t ha2[300], hb2[300];
+    memset(ha2, 0, sizeof ha2);
+    memset(hb2, 0, sizeof hb2);
+    gx_l2_tally ta2 = {{0}, INFINITY, -INFINITY, ha2, 300, 0};
+    gx_l2_tally tb2 = ta2;
+    tb2.hist = hb2;
+    static const uint32_t zero[N];
+    gx_l2_run(a, pa + at, sm + at, NULL, N - at, &ta2);
+    run_ref(b, pa + at, sm + at, zero, N - at, &tb2);
+    same_tally(&ta2, &tb2);
+    same_l2_stats(a, b);
+    gx_dram_free(d);
+    gx_l2_free(a);
+    gx_l2_free(b);
+    gx_profile_free(p);
+}
+
+static void test_run_matches_access(void **state)
+{
+    (void)state;
+    const char *pols[] = {"plru-rand:0.05", "plru", "plru-rand:1", "lru"};
+    for (int i = 0; i < 4; i++)
+        for (int skew = 0; skew < 2; skew++) {
+            run_vs_access(pols[i], skew, 84); /* every SM of the card */
+            run_vs_access(pols[i], skew, 2);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_background_evictions),
         cmocka_unit_test(test_skew_deterministic),
         cmocka_unit_test(test_bad_profile),
+        cmocka_unit_test(test_run_matches_access),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,14 @@ int gx_coalescer_train_size(gx_coalescer *c, uint32_t sm, uint64_t predicted, ui
 uint32_t gx_coalescer_group_pages(const gx_coalescer *c, uint32_t sm);
 /* real_walk: 1 a page-table read of the final entry, 0 a TLB hit. */
 void gx_coalescer_train_neighbour(gx_coalescer *c, uint32_t sm, int real_walk);
+/* An instruction of one request after its translation (tlb_hit, leaf_read,
+ * fault and the real page size, as translated at the size predicted before
+ * it): the neighbour predictor trained on a TLB hit or a leaf read, the size
+ * predictor on a translation without fault, and counted as one uncoalesced
+ * and one coalesced access; what predict, train_neighbour, train_size and
+ * count do for it, in one call. */
+void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read, int fault,
+                        uint64_t real);
 void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesced,
                         uint64_t widened);
 void gx_coalescer_get_stats(const gx_coalescer *c, gx_coalescer_stats *s);

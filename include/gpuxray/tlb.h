@@ -1,6 +1,7 @@
 /* tlb.h - one TLB level (tlb.levels[i] of a profile): its instances (one
  * per SM, TPC, GPC or the whole GPU, as the level is shared), each a
- * set-associative gx_cache with the policy registry's replacement.
+ * set-associative cache with the policy registry's replacement (a gx_cache;
+ * with lru the same hits and misses from a faster structure, tlb/salru.c).
  *
  * Notes:
  * - Lookup probes every installable page size with the VA aligned to that
@@ -36,6 +37,9 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
 /* Add page nb_va (same size) to the entry of va when one entry covers both. */
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes);
+/* 1 when some page size's entry covers several pages (else fill_neighbour
+ * never adds anything). */
+int gx_tlb_takes_neighbours(const gx_tlb *tlb);
 /* The instance an SM uses (for per-instance limits). */
 uint32_t gx_tlb_instance(const gx_tlb *tlb, uint32_t sm);
 uint32_t gx_tlb_instances(const gx_tlb *tlb);

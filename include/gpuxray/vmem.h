@@ -84,10 +84,33 @@ int gx_vmem_level_can_be_final(const gx_vmem *vm, int level);
 uint64_t gx_vmem_page(const gx_vmem *vm, uint64_t va, uint64_t *base);
 /* The entry of level `level` on va's walk (level 0: the root's entry). */
 void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e);
+/* One walk's VA and its page (size, size index, final level; -1 when
+ * unmapped), looked up once for all its levels: gx_vmem_walk_entry(w,
+ * level) is gx_vmem_entry(level, w's va) while the mapping stays. */
+typedef struct gx_vmem_walk {
+    uint64_t va, page_bytes;
+    int size, final_level;
+} gx_vmem_walk;
+void gx_vmem_walk_begin(gx_vmem *vm, uint64_t va, gx_vmem_walk *w);
+void gx_vmem_walk_entry(gx_vmem *vm, const gx_vmem_walk *w, int level, gx_vmem_pte *e);
 /* The entries of the aligned fetch_bytes block holding e (e's table;
  * returns their number, at most GX_VMEM_MAX_FETCH; out[] in address order). */
 int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
                         gx_vmem_pte *out);
+/* A fetch block whose entries all have one kind and page size: entry j
+ * (0 <= j < the count) has key first_key + (j << 6) (the key's index sits
+ * above its low 6 bits) and first VA first_va + (j << va_shift). */
+typedef struct gx_vmem_block {
+    gx_pte_kind kind;
+    uint64_t page_bytes; /* FINAL: the page size */
+    uint64_t first_key, first_va;
+    uint32_t va_shift;
+} gx_vmem_block;
+/* gx_vmem_fetch_block's block as one gx_vmem_block when its entries are
+ * all alike (one region's page size, or the default's, covers them):
+ * returns their number; 0 when they may differ (then fetch_block). */
+int gx_vmem_fetch_uniform(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                          gx_vmem_block *out);
 /* Map [va, va + bytes) at page_bytes (an installable size; the range is
  * widened to whole pages). The first map switches the default page size
  * off: a trace that maps its memory says what is mapped. */

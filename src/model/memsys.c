@@ -49,6 +49,7 @@ static int build_translation(gx_memsys *ms, const gx_profile *p, uint64_t seed, 
         if (rc != GX_OK)
             return rc;
         ms->hit_lat[j] = l->hit_latency_cycles;
+        ms->nb_levels |= (uint32_t)gx_tlb_takes_neighbours(ms->tlb[j]) << j;
         snprintf(ms->level_name[j], sizeof ms->level_name[j], "%s",
                  l->name[0] ? l->name : "L?");
         if (gx_slots_init(&ms->slots[j], l->outstanding_misses))
@@ -242,8 +243,8 @@ typedef struct xlate {
     int fault, tlb_hit, leaf_read;
     uint64_t page_base, page_bytes;
     double cycles;
-    int n_nb; /* the walk's valid final neighbours (same fetch) */
-    uint64_t nb_va[GX_VMEM_MAX_FETCH], nb_bytes[GX_VMEM_MAX_FETCH];
+    int n_nb; /* the walk's valid final neighbours (same fetch): w's, 0 without a walk */
+    gx_walk w; /* the walk, when there was one */
 } xlate;
 
 /* Install a walked page, and the neighbours its fetch returned into the
@@ -253,26 +254,23 @@ static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
 {
     for (int j = 0; j < ms->n_levels; j++) {
         gx_tlb_fill(ms->tlb[j], sm, va, x->page_bytes);
+        if (!(ms->nb_levels >> j & 1u)) /* an entry of one page: no neighbour to add */
+            continue;
         for (int k = 0; k < x->n_nb; k++)
-            if (x->nb_bytes[k] == x->page_bytes)
-                gx_tlb_fill_neighbour(ms->tlb[j], sm, va, x->nb_va[k], x->page_bytes);
+            if (x->w.neighbour_bytes[k] == x->page_bytes)
+                gx_tlb_fill_neighbour(ms->tlb[j], sm, va, x->w.neighbour_va[k], x->page_bytes);
     }
 }
 
-static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *x)
+/* translate after a first-level miss (c: the cycles so far). */
+static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va, uint32_t sm,
+                                                     double t, double c, xlate *x)
 {
-    x->fault = x->tlb_hit = x->leaf_read = x->n_nb = 0; /* nb_* used up to n_nb only */
-    double c = 0;
     int took[GX_MAX_TLB_LEVELS];
     int hit = -1;
     uint64_t s = 0;
-    for (int j = 0; j < ms->n_levels && hit < 0; j++) {
-        c += ms->hit_lat[j];
+    for (int j = 0;;) { /* level j missed: the next level, until one hits */
         took[j] = 0;
-        if (gx_tlb_lookup(ms->tlb[j], sm, va, &s)) {
-            hit = j;
-            break;
-        }
         gx_slots *sl = &ms->slots[j];
         if (sl->n) { /* a miss needs one of the level's outstanding-miss slots */
             double f = gx_slots_earliest(sl);
@@ -282,6 +280,13 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
             }
             took[j] = 1;
         }
+        if (++j == ms->n_levels)
+            break;
+        c += ms->hit_lat[j];
+        if (gx_tlb_lookup(ms->tlb[j], sm, va, &s)) {
+            hit = j;
+            break;
+        }
     }
     if (hit >= 0) {
         x->tlb_hit = 1;
@@ -290,17 +295,15 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
         for (int j = 0; j < hit; j++)
             gx_tlb_fill(ms->tlb[j], sm, va, s);
     } else {
-        gx_walk w;
-        gx_walker_walk(ms->walker, va, sm, t + c, &w);
-        c += w.queue_cycles + w.walk_cycles;
-        x->fault = w.fault;
-        x->leaf_read = w.leaf_read;
-        x->page_base = w.page_base;
-        x->page_bytes = w.page_bytes;
-        x->n_nb = w.n_neighbours;
-        memcpy(x->nb_va, w.neighbour_va, (size_t)w.n_neighbours * sizeof *x->nb_va);
-        memcpy(x->nb_bytes, w.neighbour_bytes, (size_t)w.n_neighbours * sizeof *x->nb_bytes);
-        if (!w.fault)
+        gx_walk *w = &x->w;
+        gx_walker_walk(ms->walker, va, sm, t + c, w);
+        c += w->queue_cycles + w->walk_cycles;
+        x->fault = w->fault;
+        x->leaf_read = w->leaf_read;
+        x->page_base = w->page_base;
+        x->page_bytes = w->page_bytes;
+        x->n_nb = w->n_neighbours;
+        if (!w->fault)
             fill_levels(ms, sm, va, x);
     }
     int looked = hit >= 0 ? hit : ms->n_levels;
@@ -308,6 +311,22 @@ static void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *
         if (took[j])
             gx_slots_take(&ms->slots[j], t + c);
     x->cycles = c;
+}
+
+static inline void translate(gx_memsys *ms, uint64_t va, uint32_t sm, double t, xlate *x)
+{
+    x->fault = x->tlb_hit = x->leaf_read = x->n_nb = 0; /* nb_* used up to n_nb only */
+    double c = 0;
+    uint64_t s = 0;
+    c += ms->hit_lat[0]; /* a first-level hit (the common case): nothing to fill or hold */
+    if (gx_tlb_lookup(ms->tlb[0], sm, va, &s)) {
+        x->tlb_hit = 1;
+        x->page_bytes = s;
+        x->page_base = va & ~(s - 1);
+        x->cycles = c;
+        return;
+    }
+    translate_miss(ms, va, sm, t, c, x);
 }
 
 /* ------------------------------------------------------------------ */
@@ -335,7 +354,8 @@ static int in_fetch(const xlate *x, uint64_t va)
     if (va - x->page_base < x->page_bytes)
         return 1;
     for (int k = 0; k < x->n_nb; k++)
-        if (x->nb_bytes[k] == x->page_bytes && va - x->nb_va[k] < x->nb_bytes[k])
+        if (x->w.neighbour_bytes[k] == x->page_bytes &&
+            va - x->w.neighbour_va[k] < x->w.neighbour_bytes[k])
             return 1;
     return 0;
 }
@@ -437,19 +457,11 @@ static void translate_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
 static void translate_alone(gx_memsys *ms, const gx_memsys_req *req, double t, double *cyc,
                             uint8_t *fault)
 {
-    const uint32_t sm = req->sm;
-    uint64_t predicted = gx_coalescer_predict(ms->co, sm);
     xlate x;
-    translate(ms, req->va, sm, t, &x);
-    if (x.tlb_hit)
-        gx_coalescer_train_neighbour(ms->co, sm, 0);
-    else if (x.leaf_read)
-        gx_coalescer_train_neighbour(ms->co, sm, 1);
-    if (!x.fault)
-        (void)gx_coalescer_train_size(ms->co, sm, predicted, x.page_bytes);
-    cyc[0] = x.cycles;
-    fault[0] = (uint8_t)x.fault;
-    gx_coalescer_count(ms->co, 1, 1, 0);
+    translate(ms, req->va, req->sm, t, &x); /* the coalescer's state is not the translation's */
+    gx_coalescer_alone(ms->co, req->sm, x.tlb_hit, x.leaf_read, x.fault, x.page_bytes);
+    *cyc = x.cycles;
+    *fault = (uint8_t)x.fault;
 }
 
 /* Every sector of one translated request through the L2 (VA -> PA by the
@@ -457,6 +469,22 @@ static void translate_alone(gx_memsys *ms, const gx_memsys_req *req, double t, d
 static double phys(gx_memsys *ms, const gx_memsys_req *r, uint64_t *sectors)
 {
     return gx_memsys_access_off(ms, r->va, r->size, r->sm, (gx_l2_op)r->op, NULL, sectors);
+}
+
+/* gx_memsys_access_group's translated path for an instruction of one
+ * request (its loop with n = 1 written out). */
+static void access_alone(gx_memsys *ms, const gx_memsys_req *req, double t, gx_memsys_res *res)
+{
+    double cyc;
+    uint8_t fault;
+    translate_alone(ms, req, t, &cyc, &fault);
+    res->translation_cycles = cyc;
+    res->fault = fault;
+    res->sectors = 0;
+    res->latency_cycles = cyc + (fault ? 0 : phys(ms, req, &res->sectors));
+    ms->translation_cycles += cyc;
+    ms->faults += fault;
+    ms->accesses++;
 }
 
 void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n, double t,
@@ -473,12 +501,13 @@ void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n,
         }
         return;
     }
+    if (n == 1) {
+        access_alone(ms, req, t, res);
+        return;
+    }
     double cyc[GX_MEMSYS_MAX_GROUP];
     uint8_t fault[GX_MEMSYS_MAX_GROUP];
-    if (n == 1)
-        translate_alone(ms, req, t, cyc, fault);
-    else
-        translate_group(ms, req, n, t, cyc, fault);
+    translate_group(ms, req, n, t, cyc, fault);
     for (uint32_t i = 0; i < n; i++) {
         memset(&res[i], 0, sizeof res[i]);
         res[i].translation_cycles = cyc[i];

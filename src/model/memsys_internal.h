@@ -21,6 +21,7 @@ struct gx_memsys {
     int n_levels;
     gx_tlb *tlb[GX_MAX_TLB_LEVELS];
     double hit_lat[GX_MAX_TLB_LEVELS];
+    uint32_t nb_levels; /* bit j: level j's entries cover several pages (take neighbours) */
     gx_slots slots[GX_MAX_TLB_LEVELS]; /* outstanding misses of each level (n 0: unlimited) */
     char level_name[GX_MAX_TLB_LEVELS][16];
     gx_walker *walker;

@@ -141,6 +141,19 @@ void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesce
     c->st.line_coalesce_decisions += widened;
 }
 
+void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read, int fault,
+                        uint64_t real)
+{
+    uint64_t predicted = gx_coalescer_predict(c, sm);
+    if (tlb_hit)
+        gx_coalescer_train_neighbour(c, sm, 0);
+    else if (leaf_read)
+        gx_coalescer_train_neighbour(c, sm, 1);
+    if (!fault)
+        (void)gx_coalescer_train_size(c, sm, predicted, real);
+    gx_coalescer_count(c, 1, 1, 0);
+}
+
 void gx_coalescer_get_stats(const gx_coalescer *c, gx_coalescer_stats *s)
 {
     *s = c->st;

@@ -17,7 +17,8 @@
 
 #include "policy_internal.h"
 
-/* 1 when gx_pf_rng_next draws exactly what gx_rng_next draws. */
+/* 1 when gx_pf_rng_next draws exactly what gx_rng_next draws, and
+ * gx_pf_rng_below16 what gx_rng_below(16) draws. */
 static int inline_rng_ok(void)
 {
     gx_rng a, b;
@@ -25,6 +26,9 @@ static int inline_rng_ok(void)
     b = a;
     for (int i = 0; i < 64; i++)
         if (gx_rng_next(&a) != gx_pf_rng_next(&b))
+            return 0;
+    for (int i = 0; i < 64; i++)
+        if (gx_rng_below(&a, 16) != gx_pf_rng_below16(&b))
             return 0;
     return memcmp(&a, &b, sizeof a) == 0;
 }

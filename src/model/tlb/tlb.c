@@ -2,12 +2,17 @@
  *
  * Models: instances = ceil(sm_count / SMs per sharing domain); instance k
  * serves SMs [k * domain, (k + 1) * domain). Each instance has entries / ways
- * sets of `ways` ways in one gx_cache (instance k owns sets k * sets ..). A
- * tag is (VA / reach) with the page-size index in its low 3 bits; the set
- * is (VA / reach) mod sets; the sector is the page within the entry.
+ * sets of `ways` ways in one gx_cache or gx_salru (instance k owns sets
+ * k * sets ..). A tag is (VA / reach) with the page-size index in its low 3
+ * bits; the set is (VA / reach) mod sets; the sector is the page within the
+ * entry.
  *
  * Notes: the level's policy comes from the registry (policy.h), "lru" when
- * the profile gives none; ways are limited to the registry's 64. */
+ * the profile gives none; ways are limited to the registry's 64. With lru
+ * the sets are a gx_salru instead (tlb/salru.c): the same hits and misses,
+ * O(1) per lookup and fill instead of a search over the ways and an update
+ * of every way's rank. Measured: see docs/performance.md ("Translation:
+ * instructions per access"). */
 #include "gpuxray/tlb.h"
 
 #include <stdlib.h>
@@ -15,18 +20,26 @@
 
 #include "gpuxray/bits.h"
 #include "gpuxray/cache.h"
+#include "gpuxray/policy.h"
+#include "salru.h"
 
 #define MAX_PAGES_PER_ENTRY 32 /* the cache's sector mask is 32 bits */
 #define ENTRY_LINE_BYTES 256   /* the cache's line: 32 sectors of 8 bytes = 32 valid bits */
 #define ENTRY_SECTOR_BYTES 8
 
 struct gx_tlb {
-    gx_cache *c;
+    gx_cache *c;   /* a policy other than lru */
+    gx_salru *lru; /* lru (c NULL) */
     uint32_t sets, domain, instances;
+    uint32_t set_mask;  /* sets - 1 when sets is a power of two */
+    int set_div;        /* sets is not a power of two: the set by a division */
+    uint32_t n_base;    /* SMs with a precomputed first set */
+    uint64_t *set_base; /* the first set of SM i's instance, i < n_base */
     int n_sizes;
     uint64_t sizes[GX_MAX_PAGE_SIZES];
     uint32_t size_shift[GX_MAX_PAGE_SIZES];
     uint32_t reach_shift[GX_MAX_PAGE_SIZES]; /* log2 of the VA one entry covers */
+    uint32_t sector_mask[GX_MAX_PAGE_SIZES]; /* pages per entry - 1 */
     /* bit s: an entry of page size s may be present (set by a fill, cleared
      * by a flush): a lookup skips the sizes it never filled, whose probes
      * would miss without a state change (allocate 0). Measured: see
@@ -51,6 +64,11 @@ static uint32_t domain_of(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32
     default:
         return 1;
     }
+}
+
+static int is_lru(const char *policy)
+{
+    return !policy[0] || !strcmp(policy, "lru");
 }
 
 int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count,
@@ -86,13 +104,32 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
         tlb->sizes[s] = sz;
         tlb->size_shift[s] = (uint32_t)gx_log2_u64(sz);
         tlb->reach_shift[s] = (uint32_t)gx_log2_u64(reach);
+        tlb->sector_mask[s] = (1u << (tlb->reach_shift[s] - tlb->size_shift[s])) - 1;
         tlb->multi_page |= reach > sz;
     }
-    gx_cache_cfg cc = {ENTRY_LINE_BYTES, ENTRY_SECTOR_BYTES, l->ways,
-                       (uint64_t)tlb->sets * tlb->instances, l->policy[0] ? l->policy : "lru",
-                       seed, 0};
+    tlb->set_div = !gx_is_pow2_u64(tlb->sets);
+    tlb->set_mask = tlb->sets - 1;
+    tlb->n_base = sm_count ? sm_count : 1;
+    tlb->set_base = malloc((size_t)tlb->n_base * sizeof *tlb->set_base);
+    if (!tlb->set_base) {
+        free(tlb);
+        return gx_fail(msg, GX_ENOMEM, "tlb: out of memory");
+    }
+    for (uint32_t i = 0; i < tlb->n_base; i++)
+        tlb->set_base[i] = (uint64_t)gx_tlb_instance(tlb, i) * tlb->sets;
+    uint64_t all_sets = (uint64_t)tlb->sets * tlb->instances;
+    /* ways beyond the registry's bound stay gx_cache's error */
+    if (is_lru(l->policy) && l->ways <= GX_POLICY_MAX_WAYS && all_sets <= UINT32_MAX)
+        tlb->lru = gx_salru_new((uint32_t)all_sets, l->ways);
+    if (tlb->lru) {
+        *out = tlb;
+        return GX_OK;
+    }
+    gx_cache_cfg cc = {ENTRY_LINE_BYTES, ENTRY_SECTOR_BYTES, l->ways, all_sets,
+                       l->policy[0] ? l->policy : "lru", seed, 0};
     int rc = gx_cache_new(&cc, &tlb->c, msg);
     if (rc != GX_OK) {
+        free(tlb->set_base);
         free(tlb);
         return gx_fail(msg, rc, "tlb.levels[%s]: %s", l->name, msg ? msg->text : "");
     }
@@ -105,6 +142,8 @@ void gx_tlb_free(gx_tlb *tlb)
     if (!tlb)
         return;
     gx_cache_free(tlb->c);
+    gx_salru_free(tlb->lru);
+    free(tlb->set_base);
     free(tlb);
 }
 
@@ -119,28 +158,42 @@ uint32_t gx_tlb_instances(const gx_tlb *tlb)
     return tlb->instances;
 }
 
-/* Set, tag and sector of va for page size index s in the SM's instance. */
-static void place(const gx_tlb *tlb, uint32_t sm, uint64_t va, int s, uint64_t *set,
-                  uint64_t *tag, uint32_t *sector)
+/* The first set of the SM's instance. */
+static inline uint64_t set_base(const gx_tlb *tlb, uint32_t sm)
+{
+    return sm < tlb->n_base ? tlb->set_base[sm] : (uint64_t)gx_tlb_instance(tlb, sm) * tlb->sets;
+}
+
+/* Set, tag and sector of va for page size index s in the instance whose
+ * first set is base. */
+static inline void place(const gx_tlb *tlb, uint64_t base, uint64_t va, int s, uint64_t *set,
+                         uint64_t *tag, uint32_t *sector)
 {
     uint64_t e = va >> tlb->reach_shift[s];
-    *set = (uint64_t)gx_tlb_instance(tlb, sm) * tlb->sets + e % tlb->sets;
+    *set = base + (tlb->set_div ? e % tlb->sets : e & tlb->set_mask);
     *tag = e << 3 | (uint64_t)s;
-    *sector = (uint32_t)((va >> tlb->size_shift[s]) &
-                         ((1u << (tlb->reach_shift[s] - tlb->size_shift[s])) - 1));
+    *sector = (uint32_t)(va >> tlb->size_shift[s]) & tlb->sector_mask[s];
+}
+
+/* Is the page (tag, sector) in the set? A hit updates the policy, a miss
+ * changes nothing (allocate 0). */
+static inline int probe(gx_tlb *tlb, uint64_t set, uint64_t tag, uint32_t sector)
+{
+    if (tlb->lru)
+        return gx_salru_probe(tlb->lru, (uint32_t)set, tag, 1u << sector);
+    return gx_cache_access(tlb->c, set, tag, sector, 0, NULL) == GX_CACHE_HIT;
 }
 
 int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes)
 {
     tlb->st.accesses++;
-    for (int s = 0; s < tlb->n_sizes; s++) {
-        if (!(tlb->filled_sizes >> s & 1u))
-            continue;
+    const uint64_t base = set_base(tlb, sm);
+    for (uint32_t f = tlb->filled_sizes; f; f &= f - 1) { /* the filled sizes, smallest first */
+        int s = __builtin_ctz(f);
         uint64_t set, tag;
         uint32_t sector;
-        place(tlb, sm, va, s, &set, &tag, &sector);
-        /* allocate 0: a hit updates the policy, a miss changes nothing */
-        if (gx_cache_access(tlb->c, set, tag, sector, 0, NULL) == GX_CACHE_HIT) {
+        place(tlb, base, va, s, &set, &tag, &sector);
+        if (probe(tlb, set, tag, sector)) {
             tlb->st.hits++;
             tlb->st.hits_by_size[s]++;
             *page_bytes = tlb->sizes[s];
@@ -166,8 +219,11 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
         return;
     uint64_t set, tag;
     uint32_t sector;
-    place(tlb, sm, va, s, &set, &tag, &sector);
-    gx_cache_insert(tlb->c, set, tag, 1u << sector, NULL);
+    place(tlb, set_base(tlb, sm), va, s, &set, &tag, &sector);
+    if (tlb->lru)
+        gx_salru_insert(tlb->lru, (uint32_t)set, tag, 1u << sector);
+    else
+        gx_cache_insert(tlb->c, set, tag, 1u << sector, NULL);
     tlb->filled_sizes |= 1u << s;
 }
 
@@ -183,9 +239,17 @@ void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va
     gx_tlb_fill(tlb, sm, nb_va, page_bytes);
 }
 
+int gx_tlb_takes_neighbours(const gx_tlb *tlb)
+{
+    return tlb->multi_page;
+}
+
 void gx_tlb_flush(gx_tlb *tlb)
 {
-    gx_cache_flush(tlb->c);
+    if (tlb->lru)
+        gx_salru_flush(tlb->lru);
+    else
+        gx_cache_flush(tlb->c);
     tlb->filled_sizes = 0;
 }
 

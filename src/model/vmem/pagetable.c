@@ -137,6 +137,8 @@ int gx_vmem_pt_init(gx_vmem *vm, const gx_tlb_cfg *t, uint64_t phys_bytes, gx_ms
                        (unsigned long long)t->default_page_bytes);
     pt->default_page = t->default_page_bytes;
     pt->next_pa = phys_bytes;
+    for (int i = 0; i < GX_MAX_PT_LEVELS; i++)
+        pt->memo_node[i] = EMPTY_KEY;
     if (alloc_nodes(pt, 1024) != GX_OK)
         return gx_fail(msg, GX_ENOMEM, "vmem: out of memory for the page table");
     pt->on = 1;
@@ -223,7 +225,8 @@ static int any_mapped(const gx_ptable *pt, uint64_t lo, uint64_t bytes)
     return i < pt->n_reg && pt->reg[i].base - lo < bytes;
 }
 
-static uint64_t node_pa(gx_ptable *pt, uint64_t node, uint64_t node_bytes)
+/* The node table's PA of a node, allocated on first use. */
+static uint64_t node_table_pa(gx_ptable *pt, uint64_t node, uint64_t node_bytes)
 {
     uint64_t j = gx_mix64(node) & (pt->node_cap - 1);
     while (pt->node_key[j] != EMPTY_KEY) {
@@ -238,6 +241,20 @@ static uint64_t node_pa(gx_ptable *pt, uint64_t node, uint64_t node_bytes)
     pt->node_pa[j] = pa;
     if (++pt->node_n * 2 > pt->node_cap)
         (void)alloc_nodes(pt, pt->node_cap * 2); /* on failure the table stays fuller */
+    return pa;
+}
+
+/* The PA of a node (allocated on first use): the level's memo, else the
+ * node table. Measured: see docs/performance.md ("Translation:
+ * instructions per access"). */
+static uint64_t node_pa(gx_ptable *pt, uint64_t node, uint64_t node_bytes)
+{
+    const int level = (int)(node & 7);
+    if (pt->memo_node[level] == node)
+        return pt->memo_pa[level];
+    uint64_t pa = node_table_pa(pt, node, node_bytes);
+    pt->memo_node[level] = node;
+    pt->memo_pa[level] = pa;
     return pa;
 }
 
@@ -260,12 +277,20 @@ static uint32_t entry_shift(const gx_ptable *pt, int level, int cls)
     return cls ? (uint32_t)gx_log2_u64(pt->sizes[cls - 1]) : pt->span_shift[level];
 }
 
-void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
+void gx_vmem_walk_begin(gx_vmem *vm, uint64_t va, gx_vmem_walk *w)
+{
+    uint64_t base = 0;
+    w->va = va;
+    w->page_bytes = gx_vmem_page(vm, va, &base);
+    w->size = w->page_bytes ? size_index(&vm->pt, w->page_bytes) : -1;
+    w->final_level = w->size >= 0 ? vm->pt.final_level[w->size] : -1;
+}
+
+void gx_vmem_walk_entry(gx_vmem *vm, const gx_vmem_walk *w, int level, gx_vmem_pte *e)
 {
     gx_ptable *pt = &vm->pt;
-    uint64_t base = 0, s = gx_vmem_page(vm, va, &base);
-    int si = s ? size_index(pt, s) : -1;
-    int f = si >= 0 ? pt->final_level[si] : -1;
+    const uint64_t va = w->va, s = w->page_bytes;
+    const int si = w->size, f = w->final_level;
     int cls = 0;
     memset(e, 0, sizeof *e);
     if (si >= 0 && level == f) {
@@ -283,6 +308,13 @@ void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
     uint32_t sh = entry_shift(pt, level, cls);
     e->va_base = va >> sh << sh;
     place_entry(pt, level, cls, va >> sh, e);
+}
+
+void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
+{
+    gx_vmem_walk w;
+    gx_vmem_walk_begin(vm, va, &w);
+    gx_vmem_walk_entry(vm, &w, level, e);
 }
 
 /* Entry idx of the table (level, cls) whose entry 0 is at pa0: its kind
@@ -313,13 +345,58 @@ static void entry_in_table(gx_vmem *vm, int level, int cls, uint64_t idx, uint64
     o->pa = pa0 + (idx << pt->pte_shift);
 }
 
-int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
-                        gx_vmem_pte *out)
+/* The page size of every VA from first to last (the first VAs of a fetch
+ * block's entries) when it is one region's, or the default's with no region
+ * among them; 0 otherwise (the entries' kinds then differ or depend on what
+ * is mapped below them). One look-up instead of one per entry; measured:
+ * see docs/performance.md ("Translation: instructions per access"). */
+static uint64_t block_page(const gx_ptable *pt, uint64_t first, uint64_t last)
 {
-    gx_ptable *pt = &vm->pt;
-    int cls = (int)(e->key >> 3 & 7);
-    uint32_t sh = entry_shift(pt, level, cls);
-    uint32_t ebits = pt->bits[level] - (cls ? sh - pt->span_shift[level] : 0);
+    if (last < first)
+        return 0;
+    uint64_t i = first_ending_after(pt, first);
+    if (i < pt->n_reg && pt->reg[i].base <= first)
+        return pt->reg[i].end > last ? pt->reg[i].page_bytes : 0;
+    if (i < pt->n_reg && pt->reg[i].base <= last)
+        return 0;
+    return pt->maps_seen ? 0 : pt->default_page;
+}
+
+/* The kind and page size entry_in_table gives an entry of table (level,
+ * cls) whose first VA is in a page of size s (mapped): the same for every
+ * entry of a block block_page found uniform. 0 when s is not installable. */
+static int entry_kind(const gx_ptable *pt, int level, int cls, uint64_t s, gx_vmem_pte *o)
+{
+    memset(o, 0, sizeof *o);
+    int si = size_index(pt, s);
+    if (si < 0)
+        return 0;
+    int f = pt->final_level[si];
+    int scls = s == ((uint64_t)1 << pt->span_shift[f]) ? 0 : 1 + si;
+    if (level == f && scls == cls) {
+        o->kind = GX_PTE_FINAL;
+        o->page_bytes = s;
+    } else if (level < f && !cls) {
+        o->kind = GX_PTE_TABLE;
+    }
+    return 1;
+}
+
+/* The aligned fetch block holding entry e of level `level`. */
+typedef struct fblock {
+    int cls;
+    uint32_t sh;    /* log2 of the VA an entry covers */
+    uint64_t k;     /* entries */
+    uint64_t start; /* index of the first */
+    uint64_t pa0;   /* the PA of entry index 0 as seen from this node (entries are contiguous) */
+} fblock;
+
+static void block_of(const gx_ptable *pt, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                     fblock *b)
+{
+    b->cls = (int)(e->key >> 3 & 7);
+    b->sh = entry_shift(pt, level, b->cls);
+    uint32_t ebits = pt->bits[level] - (b->cls ? b->sh - pt->span_shift[level] : 0);
     uint64_t k = fetch_bytes >> pt->pte_shift;
     if (k > ((uint64_t)1 << ebits))
         k = (uint64_t)1 << ebits;
@@ -327,13 +404,56 @@ int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t f
         k = GX_VMEM_MAX_FETCH;
     if (!k)
         k = 1;
-    uint64_t idx = e->key >> 6, start = idx & ~(k - 1);
-    uint64_t in_node = idx & (((uint64_t)1 << ebits) - 1);
-    /* the PA of entry index 0 as seen from this node (entries are contiguous) */
-    uint64_t pa0 = e->pa - (in_node << pt->pte_shift) - ((idx - in_node) << pt->pte_shift);
-    for (uint64_t j = 0; j < k; j++)
-        entry_in_table(vm, level, cls, start + j, pa0, &out[j]);
-    return (int)k;
+    uint64_t idx = e->key >> 6, in_node = idx & (((uint64_t)1 << ebits) - 1);
+    b->k = k;
+    b->start = idx & ~(k - 1);
+    b->pa0 = e->pa - (in_node << pt->pte_shift) - ((idx - in_node) << pt->pte_shift);
+}
+
+/* 1 when every entry of block b has one kind and page size (into o). */
+static int block_uniform(const gx_ptable *pt, int level, const fblock *b, gx_vmem_pte *o)
+{
+    uint64_t ps = block_page(pt, b->start << b->sh, (b->start + b->k - 1) << b->sh);
+    return ps && entry_kind(pt, level, b->cls, ps, o);
+}
+
+int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                        gx_vmem_pte *out)
+{
+    gx_ptable *pt = &vm->pt;
+    fblock b;
+    block_of(pt, level, e, fetch_bytes, &b);
+    gx_vmem_pte o; /* every entry's kind and size: entry_in_table's */
+    if (!block_uniform(pt, level, &b, &o)) {
+        for (uint64_t j = 0; j < b.k; j++)
+            entry_in_table(vm, level, b.cls, b.start + j, b.pa0, &out[j]);
+        return (int)b.k;
+    }
+    for (uint64_t j = 0; j < b.k; j++) {
+        uint64_t ix = b.start + j;
+        out[j] = o;
+        out[j].va_base = ix << b.sh;
+        out[j].key = ix << 6 | (uint64_t)b.cls << 3 | (uint64_t)level;
+        out[j].pa = b.pa0 + (ix << pt->pte_shift);
+    }
+    return (int)b.k;
+}
+
+int gx_vmem_fetch_uniform(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,
+                          gx_vmem_block *out)
+{
+    gx_ptable *pt = &vm->pt;
+    fblock b;
+    block_of(pt, level, e, fetch_bytes, &b);
+    gx_vmem_pte o;
+    if (!block_uniform(pt, level, &b, &o))
+        return 0;
+    out->kind = o.kind;
+    out->page_bytes = o.page_bytes;
+    out->first_key = b.start << 6 | (uint64_t)b.cls << 3 | (uint64_t)level;
+    out->first_va = b.start << b.sh;
+    out->va_shift = b.sh;
+    return (int)b.k;
 }
 
 static int grow_regions(gx_ptable *pt, uint64_t need)

@@ -30,6 +30,9 @@ typedef struct gx_ptable {
     uint64_t n_reg, cap_reg;
     /* page-table nodes: node id -> PA (open addressing) */
     uint64_t *node_key, *node_pa, node_cap, node_n;
+    /* the last node looked up at each level, and its PA (a walk's upper
+     * nodes repeat from walk to walk; a node's PA never changes) */
+    uint64_t memo_node[GX_MAX_PT_LEVELS], memo_pa[GX_MAX_PT_LEVELS];
     uint64_t next_pa; /* bump allocator of page-table memory */
 } gx_ptable;
 

@@ -30,6 +30,7 @@ typedef struct slot {
     uint64_t key;
     uint32_t prev, next; /* recency list */
     uint32_t chain;      /* next slot of the same bucket */
+    uint32_t home;       /* the key's bucket (an eviction unchains without a hash) */
 } slot;
 
 struct gx_facache {
@@ -123,7 +124,7 @@ static inline void touch(gx_facache *c, uint32_t s)
 /* Take slot s's key out of its chain. */
 static inline void unchain(gx_facache *c, uint32_t s)
 {
-    uint32_t *p = &c->bucket[home(c, c->slots[s].key)];
+    uint32_t *p = &c->bucket[c->slots[s].home];
     while (*p != s)
         p = &c->slots[*p].chain;
     *p = c->slots[s].chain;
@@ -153,6 +154,7 @@ static inline __attribute__((always_inline)) void insert_one(gx_facache *c, uint
         unchain(c, s);
     }
     c->slots[s].key = key;
+    c->slots[s].home = b;
     c->slots[s].chain = c->bucket[b];
     c->bucket[b] = s;
     push_head(c, s);

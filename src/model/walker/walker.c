@@ -203,28 +203,10 @@ static double read_block(gx_walker *w, int level, const gx_vmem_pte *e, uint32_t
     return w->read(w->ctx, e->pa & ~((uint64_t)w->fetch_bytes - 1), sm);
 }
 
-/* After the read of final entry e: its valid final neighbours into the
- * neighbour PWC and into out (for the TLBs); invalid ones skipped. */
-static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_walk *out)
+/* The neighbours' keys into the neighbour PWC in block order, as one batch
+ * (the same order and results as one at a time). */
+static void insert_neighbours(gx_walker *w, const uint64_t *keys, uint32_t nk)
 {
-    gx_vmem_pte blk[GX_VMEM_MAX_FETCH];
-    uint64_t keys[GX_VMEM_MAX_FETCH];
-    uint32_t nk = 0;
-    int n = gx_vmem_fetch_block(w->vm, level, e, w->fetch_bytes, blk);
-    for (int j = 0; j < n; j++) {
-        if (blk[j].key == e->key)
-            continue;
-        if (blk[j].kind != GX_PTE_FINAL) {
-            if (blk[j].kind == GX_PTE_INVALID)
-                w->st.pwc2_invalid_neighbours_skipped++;
-            continue;
-        }
-        keys[nk++] = blk[j].key;
-        out->neighbour_va[out->n_neighbours] = blk[j].va_base;
-        out->neighbour_bytes[out->n_neighbours++] = blk[j].page_bytes;
-    }
-    /* the insertions in block order, as one batch (the same order and
-     * results as one at a time) */
     if (w->npwc.fa)
         gx_facache_insert_keys(w->npwc.fa, keys, nk);
     else if (w->npwc.c)
@@ -234,15 +216,73 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
         w->st.pwc2_insertions += nk;
 }
 
+/* Block entry (key, va, kind, page_bytes) seen from final entry e: a valid
+ * final neighbour goes into keys[] and out, an invalid one is counted. */
+static inline void neighbour(gx_walker *w, const gx_vmem_pte *e, uint64_t key, uint64_t va,
+                             gx_pte_kind kind, uint64_t page_bytes, uint64_t *keys,
+                             uint32_t *nk, gx_walk *out)
+{
+    if (key == e->key)
+        return;
+    if (kind != GX_PTE_FINAL) {
+        if (kind == GX_PTE_INVALID)
+            w->st.pwc2_invalid_neighbours_skipped++;
+        return;
+    }
+    keys[(*nk)++] = key;
+    out->neighbour_va[out->n_neighbours] = va;
+    out->neighbour_bytes[out->n_neighbours++] = page_bytes;
+}
+
+/* After the read of final entry e: its valid final neighbours into the
+ * neighbour PWC and into out (for the TLBs); invalid ones skipped. A block
+ * of alike entries (the common case) comes as one gx_vmem_block, without
+ * the entries; measured: see docs/performance.md ("Translation:
+ * instructions per access"). */
+static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_walk *out)
+{
+    uint64_t keys[GX_VMEM_MAX_FETCH];
+    uint32_t nk = 0;
+    gx_vmem_block u;
+    int n = gx_vmem_fetch_uniform(w->vm, level, e, w->fetch_bytes, &u);
+    if (n && u.kind == GX_PTE_FINAL) { /* the common case: every other entry a neighbour */
+        for (uint64_t j = 0; j < (uint64_t)n; j++) {
+            uint64_t key = u.first_key + (j << 6);
+            if (key == e->key)
+                continue;
+            keys[nk] = key;
+            out->neighbour_va[nk] = u.first_va + (j << u.va_shift);
+            out->neighbour_bytes[nk++] = u.page_bytes;
+        }
+        out->n_neighbours = (int)nk;
+    } else if (n) {
+        for (uint64_t j = 0; j < (uint64_t)n; j++)
+            neighbour(w, e, u.first_key + (j << 6), u.first_va + (j << u.va_shift), u.kind,
+                      u.page_bytes, keys, &nk, out);
+    } else {
+        gx_vmem_pte blk[GX_VMEM_MAX_FETCH];
+        n = gx_vmem_fetch_block(w->vm, level, e, w->fetch_bytes, blk);
+        for (int j = 0; j < n; j++)
+            neighbour(w, e, blk[j].key, blk[j].va_base, blk[j].kind, blk[j].page_bytes, keys, &nk,
+                      out);
+    }
+    insert_neighbours(w, keys, nk);
+}
+
 /* One level of the walk: 1 when the walk ends here (final or fault). */
-static int step(gx_walker *w, int level, uint64_t va, uint32_t sm, gx_walk *out)
+static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx_walk *out)
 {
     gx_vmem_pte e;
-    gx_vmem_entry(w->vm, level, va, &e);
+    gx_vmem_walk_entry(w->vm, vw, level, &e);
     int last = level + 1 == gx_vmem_pt_levels(w->vm);
+    /* A cached entry counts only while the page table still has that kind
+     * of entry there: a MAP without an INV after it can leave an entry of
+     * the old table behind (a pointer where a final entry now is, or the
+     * reverse), which the model takes as a miss. Without remapping the
+     * kind always matches (an entry is cached only as what it is). */
     if (present(&w->pwc) && !last) {
         w->st.pwc_accesses++;
-        if (probe(&w->pwc, &e)) {
+        if (e.kind == GX_PTE_TABLE && probe(&w->pwc, &e)) {
             w->st.pwc_hits++;
             w->st.pwc_hits_by_level[level]++;
             out->walk_cycles += w->pwc.lat;
@@ -252,7 +292,7 @@ static int step(gx_walker *w, int level, uint64_t va, uint32_t sm, gx_walk *out)
     }
     if (present(&w->npwc) && gx_vmem_level_can_be_final(w->vm, level)) {
         w->st.pwc2_accesses++;
-        if (probe(&w->npwc, &e)) {
+        if (e.kind == GX_PTE_FINAL && probe(&w->npwc, &e)) {
             w->st.pwc2_hits++;
             out->walk_cycles += w->npwc.lat;
             out->page_base = e.va_base;
@@ -296,8 +336,10 @@ void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *o
     double start = admit(w, t);
     out->queue_cycles = start - t;
     int n = gx_vmem_pt_levels(w->vm);
+    gx_vmem_walk vw; /* va's page, once for every level */
+    gx_vmem_walk_begin(w->vm, va, &vw);
     for (int level = 0; level < n; level++)
-        if (step(w, level, va, sm, out))
+        if (step(w, level, &vw, sm, out))
             break;
     gx_slots_take(&w->walkers, start + out->walk_cycles);
     w->st.walks++;
