@@ -1,6 +1,7 @@
 /* test_tsim_par.c - the split trace run (tsimpar.h) through the library:
  * the exact fixed-point total (order-independent, negative and huge
- * latencies), threads and merged in-memory partials equal to one thread on
+ * latencies), threads (records and column batches: a pipeline, split slices)
+ * and merged in-memory partials equal to one thread on
  * a uniform and a near-far profile with a deterministic policy, and the
  * runs that must not be split (randomized policy, noise, translation). */
 #include <math.h>
@@ -78,6 +79,41 @@ static gx_tsim *run(const gx_profile *p, const gx_trace *t, uint32_t threads, ui
     return s;
 }
 
+/* The same run fed column batches (gx_trace_reader_next_cols over the
+ * trace written as binary version 2), as `gpuxray sim` runs it: shards 0
+ * is one thread, else threads of one shard. */
+static gx_tsim *run_cols(const gx_profile *p, const gx_trace *t, uint32_t threads, int split)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(gx_trace_write(t, f, GX_TRACE_BINARY, NULL), GX_OK);
+    fclose(f);
+    gx_tsim_cfg cfg;
+    gx_tsim_defaults(p, &cfg);
+    gx_tsim *s = NULL;
+    assert_int_equal(gx_tsim_new(p, &cfg, &s, NULL), GX_OK);
+    if (split)
+        assert_int_equal(gx_tsim_par_start(s, p, threads, 0, 1, NULL), GX_OK);
+    assert_true(gx_tsim_takes_cols(s));
+    gx_trace_reader *rd = NULL;
+    assert_int_equal(gx_trace_reader_open_mem(buf, len, "mem", 0, &rd, NULL), GX_OK);
+    gx_trace_cols c;
+    assert_int_equal(gx_trace_cols_init(&c, 1000), GX_OK); /* batches cut accesses' runs */
+    c.merge_bytes = gx_tsim_merge_bytes(s);
+    for (;;) {
+        assert_int_equal(gx_trace_reader_next_cols(rd, &c, NULL), GX_OK);
+        if (!c.n)
+            break;
+        gx_tsim_run_cols(s, &c);
+    }
+    gx_trace_cols_free(&c);
+    gx_trace_reader_close(rd);
+    free(buf);
+    assert_int_equal(gx_tsim_par_finish(s, NULL), GX_OK);
+    return s;
+}
+
 static void gen_trace(gx_trace *t, uint32_t size)
 {
     gx_gen_cfg c;
@@ -104,6 +140,14 @@ static void check_profile(const char *rel)
         char *want = render(one);
         for (uint32_t th = 2; th <= 4; th++) {
             gx_tsim *s = run(p, &t, th, 0, 1);
+            char *got = render(s);
+            assert_string_equal(want, got);
+            free(got);
+            gx_tsim_free(s);
+        }
+        /* columns: one thread, a pipeline (2 threads), split slices (3, 4) */
+        for (uint32_t th = 1; th <= 4; th++) {
+            gx_tsim *s = run_cols(p, &t, th, th > 1);
             char *got = render(s);
             assert_string_equal(want, got);
             free(got);

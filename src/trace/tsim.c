@@ -288,8 +288,9 @@ static void run_batched(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
  * run_batched handles it. Op counts and bytes are the decoder's. */
 int gx_tsim_takes_cols(const gx_tsim *s)
 {
-    /* a split run (threads, a shard) takes records: tsim_par.c */
-    return !s->xlate && s->prefetch && !s->par;
+    /* a split run over threads takes columns too; a shard takes records
+     * (the trace's digest is over records): tsim_par.c */
+    return !s->xlate && s->prefetch && (!s->par || gx_tsim_par_takes_cols(s));
 }
 
 uint32_t gx_tsim_merge_bytes(const gx_tsim *s)
@@ -299,6 +300,10 @@ uint32_t gx_tsim_merge_bytes(const gx_tsim *s)
 
 void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
 {
+    if (s->par) {
+        gx_tsim_par_run_cols(s, c);
+        return;
+    }
     const uint32_t smc = s->sm_count;
     const uint64_t smask = (uint64_t)s->sector_bytes - 1, sec = smask + 1;
     gx_memsys *ms = s->ms;
@@ -794,7 +799,7 @@ int gx_tsim_write_text(const gx_tsim *s, FILE *f, int top_slices)
 
 void gx_tsim_page_usage(const gx_tsim *s, uint64_t *pages, uint64_t *frames)
 {
-    if (!s->ms) { /* merged partials */
+    if (!s->ms || (s->ext && s->ext->usage_here)) { /* merged partials, a pipeline */
         *pages = s->ext ? s->ext->pages : 0;
         *frames = s->ext ? s->ext->frames : 0;
         return;

@@ -41,6 +41,7 @@ typedef struct gx_tsim_ext {
     int smem_on;              /* the partials' shared-memory model ran */
     char *xlate_json, *xlate_text, *smem_json, *smem_text; /* owned; NULL: none */
     uint64_t pages, frames;     /* merged partials: the pages the trace touched, frames */
+    int usage_here;             /* pages, frames: a threaded run's (its worker placed them) */
     /* a shard's accesses split with other shards: index among the trace's
      * global accesses, the largest latency of this shard's sectors */
     uint64_t *span_index;       /* owned */
@@ -87,6 +88,9 @@ void gx_tsim_other(gx_tsim *s, const gx_trace_rec *r);
 void gx_tsim_account(gx_tsim *s, double lat);
 /* tsim_par.c */
 void gx_tsim_par_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n);
+/* 1 when the split run takes column batches (threads of one shard). */
+int gx_tsim_par_takes_cols(const gx_tsim *s);
+void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c);
 void gx_tsim_par_free(gx_tsim_par *p);
 void gx_tsim_ext_free(gx_tsim_ext *e);
 

@@ -1,6 +1,7 @@
 /* tsim_par.c - the trace simulator split over worker threads and shards
- * (tsimpar.h): the calling thread decodes, places frames and locates every
- * sector in trace order; workers own slice groups and run their sectors.
+ * (tsimpar.h): the calling thread decodes, places frames and finds every
+ * sector's home slice in trace order; workers own slice groups and run
+ * their sectors, in trace order, through the L2's batch run.
  *
  * Models: the same as tsim.c, sector for sector; see tsimpar.h for what is
  * independent and which runs are not split (gx_tsim_par_blocker).
@@ -8,9 +9,16 @@
  * Notes:
  * - Work moves in batches through a ring of PAR_BUFFERS buffers (fixed
  *   memory); one mutex and two condition variables per batch hand them
- *   over (a batch is some thousands of sectors, so the hand-over costs a
- *   few instructions per sector; no spinning, which would steal the core
- *   of a machine with fewer cores than threads).
+ *   over (no spinning, which would steal the core of a machine with fewer
+ *   cores than threads).
+ * - A batch holds, per worker, its one-sector entries as columns (physical
+ *   address, SM, repeats: what gx_l2_run takes, so a worker runs the same
+ *   specialised loop as one thread) and marks where a sector of a wider
+ *   access falls in among them (those sectors are items, in trace order).
+ * - One worker of one shard (`--threads 2`) is a pipeline: the calling
+ *   thread only decodes and hands over virtual addresses; the worker's
+ *   memory system places the frames and runs everything (gx_memsys_run_off),
+ *   seeing the whole trace in order as one thread's would.
  * - Each worker has its own copy of the L2 (its statistics, its sets: it
  *   touches only its groups'), so no two threads write the same memory but
  *   a batch's per-access slots (part[]).
@@ -38,42 +46,58 @@
 /* Accesses split between workers in one batch at most (a batch closes
  * early when they run out). */
 #define PAR_SPANS 4096
-/* Items ahead whose sets a worker prefetches (as tsim.c's look-ahead). */
-#define PAR_PREFETCH 8
+/* A worker's entries of one batch at least (its columns' capacity). */
+#define PAR_MIN_COLS 1024
 /* Sectors of one access at most: GX_TRACE_MAX_SIZE bytes unaligned over
  * 1-byte sectors. */
 #define PAR_MAX_SECTORS (GX_TRACE_MAX_SIZE + 1)
 
-enum { ITEM_FIRST = 1, ITEM_LAST = 2, ITEM_ONE = 4, ITEM_PA = 8 };
+enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
 #define NOT_MINE 0xff /* owner[] of a slice of another shard (workers <= 64) */
 #define NO_SPAN UINT32_MAX
+/* Frames remembered by the calling thread (VA page -> frame, direct
+ * mapped; a power of two): consecutive accesses mostly share pages, and a
+ * remembered frame is the one gx_vmem_pa placed on the page's first touch. */
+#define PAR_FRAME_MEMO 64
 
-/* One entry of a batch, in trace order, read by every worker:
- * - ITEM_ONE: a one-sector access, counted and accounted by its worker;
- *   with ITEM_PA its physical address only (each worker locates it and runs
- *   it when its slice is the worker's), else located by the calling thread
- *   (pre_locate) for worker `worker`;
- * - else one sector of a wider access, located by the calling thread, for
- *   worker `worker` (FIRST / LAST: its first / last sector of the access). */
+/* One sector of an access of several sectors, in trace order, read by its
+ * worker (FIRST / LAST: that worker's first / last sector of the access). */
 typedef struct par_item {
-    union {
-        gx_l2_loc loc;
-        uint64_t pa;
-    } u;
+    gx_l2_loc loc; /* not in a pipeline (there the worker places and locates) */
+    uint64_t va;   /* a pipeline's: the whole access */
+    uint32_t size;
     uint32_t sm;
     uint8_t op, flags, worker;
-    uint16_t size; /* ITEM_PA: the access's bytes */
     uint32_t span; /* NO_SPAN: the worker accounts the access itself */
 } par_item;
+
+/* Where a worker's run of one-sector entries stops for one of its items. */
+typedef struct par_mark {
+    uint32_t col;  /* the worker's entries before it */
+    uint32_t item; /* into the batch's items */
+} par_mark;
 
 typedef struct par_span {
     uint64_t index; /* among the trace's global accesses */
     int cross;      /* some of its sectors belong to other shards */
 } par_span;
 
+/* A worker's part of one batch: its one-sector entries as the L2's batch
+ * run takes them (gx_l2_run: the sector of pa[i] from sm[i], rep[i] more of
+ * the same; in a pipeline virtual addresses, as gx_memsys_run_off takes
+ * them), and the marks where its sectors of wider accesses fall in. */
+typedef struct par_cols {
+    uint64_t *pa;
+    uint32_t *sm, *rep;
+    uint32_t n;
+    par_mark *mark;
+    uint32_t n_mark;
+} par_cols;
+
 typedef struct par_batch {
     par_item *items; /* PAR_BATCH_ITEMS */
     uint32_t n;
+    par_cols *cols;    /* one per worker, cols_cap entries each */
     par_span *span;
     double *part;      /* PAR_SPANS x workers: a worker's largest latency, -inf: none */
     uint32_t nspan;
@@ -87,20 +111,24 @@ typedef struct par_worker {
     pthread_t th;
     int started;
     gx_memsys *ms; /* its own L2 (and the parts it does not use) */
-    uint64_t accesses, op_count[3], bytes, l2_accesses; /* its one-sector accesses */
-    uint64_t *hist;
-    gx_cyc_sum total;
-    double lo, hi;
+    gx_l2_tally t; /* its accesses' latencies; t.sectors: its one-sector entries' L2 accesses */
 } par_worker;
 
 struct gx_tsim_par {
-    uint32_t nw, shard, shards, spp, sector_shift;
+    uint32_t nw, shard, shards, spp, sector_shift, cols_cap;
+    /* one worker, one shard, threads: a pipeline. The calling thread only
+     * decodes; the worker places frames, locates and runs everything (its
+     * memory system sees the whole trace in order, as one thread's would),
+     * so the trace's reading and the model overlap on two cores. */
+    int pipe;
     uint64_t sector_mask;
     uint8_t *owner;  /* per slice: the worker of its group, NOT_MINE: another shard's */
     par_batch *cur;  /* the batch being filled */
     int nf, threaded, stop;
     gx_vmem *vm;     /* the calling thread's: frames placed in trace order */
     const gx_l2 *l2; /* the calling thread's: locates only */
+    uint32_t frame_shift; /* 0: no frame memo (a page size not a power of two) */
+    uint64_t memo_vfn[PAR_FRAME_MEMO], memo_frame[PAR_FRAME_MEMO];
     par_batch buf[PAR_BUFFERS];
     uint64_t filled; /* batches published */
     pthread_mutex_t mu;
@@ -127,70 +155,63 @@ const char *gx_tsim_par_blocker(const gx_profile *p, const gx_tsim_cfg *c)
 
 /* ---- workers ---- */
 
-static void account_w(par_worker *w, double lat)
+/* One item (a sector of a wider access) at the worker's place in trace order. */
+static void run_item(par_worker *w, par_batch *b, const par_item *it, gx_l2 *l2, double *m)
 {
-    gx_cyc_add(&w->total, lat);
-    w->lo = lat < w->lo ? lat : w->lo;
-    w->hi = lat > w->hi ? lat : w->hi;
-    gx_tsim_hist_add(w->hist, lat);
+    gx_l2_result r;
+    gx_l2_access_loc(l2, &it->loc, it->sm, (gx_l2_op)it->op, &r);
+    double lat = r.latency_cycles;
+    *m = (it->flags & ITEM_FIRST) || lat > *m ? lat : *m; /* as gx_memsys_access_off */
+    if (!(it->flags & ITEM_LAST))
+        return;
+    if (it->span == NO_SPAN)
+        gx_l2_tally_add(&w->t, *m);
+    else
+        b->part[(size_t)it->span * w->e->nw + w->id] = *m;
 }
 
-/* Is item i the worker's? loc: where it goes (located here for ITEM_PA). */
-static inline int resolve(const par_worker *w, const gx_l2 *l2, const par_item *it,
-                          gx_l2_loc *loc)
+/* A worker's part of one batch, in trace order: runs of one-sector entries
+ * through the L2's batch run (which locates and prefetches ahead itself),
+ * broken where a sector of a wider access falls in. */
+/* A pipeline's part: everything, through the worker's memory system. */
+static void run_pipe(par_worker *w, par_batch *b)
 {
-    if (it->flags & ITEM_PA) {
-        gx_l2_locate(l2, it->u.pa, loc);
-        return w->e->owner[loc->slice] == w->id;
+    const par_cols *c = &b->cols[0];
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < c->n_mark; k++) {
+        const par_mark *mk = &c->mark[k];
+        if (mk->col > at) {
+            gx_memsys_run_off(w->ms, c->pa + at, c->sm + at, c->rep + at, mk->col - at, &w->t);
+            at = mk->col;
+        }
+        const par_item *it = &b->items[mk->item];
+        gx_l2_tally_add(&w->t, gx_memsys_access_off(w->ms, it->va, it->size, it->sm,
+                                                    (gx_l2_op)it->op, NULL, &w->t.sectors));
     }
-    *loc = it->u.loc;
-    return it->worker == w->id;
+    if (c->n > at)
+        gx_memsys_run_off(w->ms, c->pa + at, c->sm + at, c->rep + at, c->n - at, &w->t);
 }
 
-/* A worker's sectors of one batch, in trace order; each entry is located
- * PAR_PREFETCH entries ahead and its sets prefetched (tsim.c's look-ahead). */
-static void run_items(par_worker *w, par_batch *b)
+static void run_part(par_worker *w, par_batch *b)
 {
-    const uint32_t nw = w->e->nw;
+    if (w->e->pipe) {
+        run_pipe(w, b);
+        return;
+    }
     gx_l2 *l2 = gx_memsys_l2(w->ms);
-    const par_item *it = b->items;
-    const uint32_t n = b->n;
-    gx_l2_loc ring[PAR_PREFETCH];
-    uint8_t mine[PAR_PREFETCH];
-    for (uint32_t i = 0; i < n && i < PAR_PREFETCH; i++)
-        if ((mine[i] = (uint8_t)resolve(w, l2, &it[i], &ring[i])))
-            gx_l2_prefetch_loc(l2, &ring[i], it[i].sm);
+    const par_cols *c = &b->cols[w->id];
+    uint32_t at = 0;
     double m = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint32_t slot = i % PAR_PREFETCH;
-        const gx_l2_loc loc = ring[slot];
-        const int own = mine[slot];
-        if (i + PAR_PREFETCH < n) {
-            const par_item *a = &it[i + PAR_PREFETCH];
-            if ((mine[slot] = (uint8_t)resolve(w, l2, a, &ring[slot])))
-                gx_l2_prefetch_loc(l2, &ring[slot], a->sm);
+    for (uint32_t k = 0; k < c->n_mark; k++) {
+        const par_mark *mk = &c->mark[k];
+        if (mk->col > at) {
+            gx_l2_run(l2, c->pa + at, c->sm + at, c->rep + at, mk->col - at, &w->t);
+            at = mk->col;
         }
-        if (!own)
-            continue;
-        gx_l2_result r;
-        gx_l2_access_loc(l2, &loc, it[i].sm, (gx_l2_op)it[i].op, &r);
-        double lat = r.latency_cycles;
-        if (it[i].flags & ITEM_ONE) { /* a one-sector access: counted and accounted here */
-            w->accesses++;
-            w->op_count[it[i].op < 3 ? it[i].op : 0]++;
-            w->bytes += it[i].size;
-            w->l2_accesses++;
-            account_w(w, lat);
-            continue;
-        }
-        m = (it[i].flags & ITEM_FIRST) || lat > m ? lat : m; /* as gx_memsys_access_off */
-        if (!(it[i].flags & ITEM_LAST))
-            continue;
-        if (it[i].span == NO_SPAN)
-            account_w(w, m);
-        else
-            b->part[(size_t)it[i].span * nw + w->id] = m;
+        run_item(w, b, &b->items[mk->item], l2, &m);
     }
+    if (c->n > at)
+        gx_l2_run(l2, c->pa + at, c->sm + at, c->rep + at, c->n - at, &w->t);
 }
 
 static void *worker_main(void *arg)
@@ -206,7 +227,7 @@ static void *worker_main(void *arg)
         if (!go)
             return NULL;
         par_batch *b = &e->buf[seq % PAR_BUFFERS];
-        run_items(w, b);
+        run_part(w, b);
         pthread_mutex_lock(&e->mu);
         if (--b->remaining == 0)
             pthread_cond_signal(&e->done);
@@ -253,31 +274,9 @@ static void reclaim(gx_tsim *s, par_batch *b)
             gx_tsim_account(s, m);
     }
     b->n = b->nspan = 0;
+    for (uint32_t k = 0; k < nw; k++)
+        b->cols[k].n = b->cols[k].n_mark = 0;
     b->pending = 0;
-}
-
-/* The calling thread ahead of the workers (the buffer it fills next still
- * busy): it locates the batch's one-sector accesses itself, work the
- * workers would do (and every worker, not only the owner: the redundant
- * locates go too). Locating is a pure function of the address, so who does
- * it never changes a result; it only balances the threads. Measured
- * (callgrind, 1 M random 4-byte reads, --threads 2, per access, calling /
- * worker thread, whole run): hopper-like with plru 378 / 482 -> 429 / 438 M
- * instructions (one thread: 840 M); the seed card's calling thread, the
- * slower one there, is never ahead and locates nothing. Under callgrind the
- * threads take turns: the balance reached on real cores may differ. */
-static void pre_locate(const struct gx_tsim_par *e, par_batch *b)
-{
-    for (uint32_t i = 0; i < b->n; i++) {
-        par_item *it = &b->items[i];
-        if (!(it->flags & ITEM_PA))
-            continue;
-        gx_l2_loc loc;
-        gx_l2_locate(e->l2, it->u.pa, &loc);
-        it->u.loc = loc;
-        it->worker = e->owner[loc.slice];
-        it->flags = ITEM_ONE;
-    }
 }
 
 /* Hand the batch being filled to the workers (or run it here, one worker)
@@ -287,15 +286,10 @@ static par_batch *next_batch(gx_tsim *s)
     struct gx_tsim_par *e = s->par;
     par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
     if (!e->threaded) {
-        run_items(&e->w[0], b);
+        run_part(&e->w[0], b);
         reclaim(s, b);
         return e->cur = b;
     }
-    pthread_mutex_lock(&e->mu);
-    int ahead = e->buf[(e->filled + 1) % PAR_BUFFERS].remaining > 0;
-    pthread_mutex_unlock(&e->mu);
-    if (ahead)
-        pre_locate(e, b);
     pthread_mutex_lock(&e->mu);
     b->remaining = e->nw;
     b->pending = 1;
@@ -315,22 +309,76 @@ static uint32_t group_of(const struct gx_tsim_par *e, uint32_t slice)
     return e->nf ? slice % e->spp : slice;
 }
 
-/* An access of several sectors (put_access): its sectors located (frames
- * placed in trace order), this shard's handed to their workers, with a
- * slot for its latency when they are not all one worker's. */
-static __attribute__((noinline)) void put_sectors(gx_tsim *s, const gx_trace_rec *r,
-                                                   uint32_t sm, uint64_t index)
+/* The physical address of va, its frame placed in trace order (remembered:
+ * the same frame gx_vmem_pa gives every later access of the page). */
+static inline uint64_t frame_pa(struct gx_tsim_par *e, uint64_t va)
+{
+    if (!e->frame_shift)
+        return gx_vmem_pa(e->vm, va);
+    const uint64_t vfn = va >> e->frame_shift, off = va & (((uint64_t)1 << e->frame_shift) - 1);
+    const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
+    if (__builtin_expect(e->memo_vfn[j] != vfn, 0)) {
+        e->memo_vfn[j] = vfn;
+        e->memo_frame[j] = gx_vmem_pa(e->vm, va) & ~(((uint64_t)1 << e->frame_shift) - 1);
+    }
+    return e->memo_frame[j] | off;
+}
+
+/* The batch being filled, or the next one when this one cannot take one
+ * more entry of worker w (w >= nw: none). */
+static inline par_batch *room_one(gx_tsim *s, uint32_t w)
 {
     struct gx_tsim_par *e = s->par;
+    par_batch *b = e->cur;
+    if (__builtin_expect(w < e->nw && b->cols[w].n == e->cols_cap, 0))
+        return next_batch(s);
+    return b;
+}
+
+/* The same for ns items of the workers in wk[] (own[] set). */
+static par_batch *room_items(gx_tsim *s, uint32_t ns, const uint8_t *own, const uint8_t *wk)
+{
+    struct gx_tsim_par *e = s->par;
+    par_batch *b = e->cur;
+    if (b->n + ns > PAR_BATCH_ITEMS || b->nspan == PAR_SPANS)
+        return next_batch(s);
+    for (uint32_t j = 0; j < ns; j++)
+        if (own[j] && b->cols[wk[j]].n_mark + ns > e->cols_cap)
+            return next_batch(s);
+    return b;
+}
+
+/* An access of several sectors: its sectors located (frames placed in
+ * trace order), this shard's handed to their workers as items, with a slot
+ * for its latency when they are not all one worker's. count: the access
+ * counted here (records; a column batch counts its accesses as a whole). */
+static __attribute__((noinline)) void put_sectors(gx_tsim *s, uint64_t addr, uint32_t size,
+                                                   uint8_t op, uint32_t sm, int count)
+{
+    struct gx_tsim_par *e = s->par;
+    if (e->pipe) { /* the worker places, locates and runs it whole */
+        uint8_t own0 = 1, wk0 = 0;
+        par_batch *b = room_items(s, 1, &own0, &wk0);
+        par_cols *c = &b->cols[0];
+        c->mark[c->n_mark++] = (par_mark){c->n, b->n};
+        b->items[b->n++] = (par_item){.va = addr, .size = size, .sm = sm, .op = op};
+        if (count) {
+            s->accesses++;
+            s->op_count[op < 3 ? op : 0]++;
+            s->bytes += size;
+        }
+        return;
+    }
+    const uint64_t index = e->acc_index++;
     const uint32_t sh = e->sector_shift;
-    uint64_t first = r->addr >> sh, end = r->addr + r->size - 1;
-    uint64_t last = (end < r->addr ? UINT64_MAX : end) >> sh;
+    uint64_t first = addr >> sh, end = addr + size - 1;
+    uint64_t last = (end < addr ? UINT64_MAX : end) >> sh;
     gx_l2_loc loc[PAR_MAX_SECTORS];
     uint8_t own[PAR_MAX_SECTORS], wk[PAR_MAX_SECTORS];
     uint32_t ns = 0, mine = 0;
     int other = 0, single;
     for (uint64_t k = first;; k++) { /* the sectors gx_memsys_access_off touches */
-        uint64_t pa = gx_vmem_pa(e->vm, k == first ? r->addr : k << sh);
+        uint64_t pa = frame_pa(e, k == first ? addr : k << sh);
         gx_l2_locate(e->l2, pa, &loc[ns]);
         uint8_t o = e->owner[loc[ns].slice];
         own[ns] = o != NOT_MINE;
@@ -341,10 +389,10 @@ static __attribute__((noinline)) void put_sectors(gx_tsim *s, const gx_trace_rec
         if (k == last || k + 1 == 0 || ns == PAR_MAX_SECTORS)
             break;
     }
-    if (own[0]) { /* the shard of the first sector counts the access */
+    if (own[0] && count) { /* the shard of the first sector counts the access */
         s->accesses++;
-        s->op_count[r->op < 3 ? r->op : 0]++;
-        s->bytes += r->size;
+        s->op_count[op < 3 ? op : 0]++;
+        s->bytes += size;
     }
     s->l2_accesses += mine;
     if (!mine)
@@ -358,9 +406,7 @@ static __attribute__((noinline)) void put_sectors(gx_tsim *s, const gx_trace_rec
     single = !other;
     for (uint32_t j = 0; j < ns && single; j++)
         single = !own[j] || wk[j] == w0;
-    par_batch *b = e->cur;
-    if (b->n + ns > PAR_BATCH_ITEMS || (!single && b->nspan == PAR_SPANS))
-        b = next_batch(s);
+    par_batch *b = room_items(s, ns, own, wk);
     uint32_t span = NO_SPAN;
     if (!single) {
         span = b->nspan++;
@@ -375,42 +421,47 @@ static __attribute__((noinline)) void put_sectors(gx_tsim *s, const gx_trace_rec
         for (uint32_t q = 0; q < ns; q++)
             if (q != j && own[q] && wk[q] == wk[j])
                 fl &= (uint8_t)(q < j ? ~ITEM_FIRST : ~ITEM_LAST);
-        par_item *it = &b->items[b->n++];
-        *it = (par_item){{.loc = loc[j]}, sm, r->op, fl, wk[j], 0, span};
+        par_cols *c = &b->cols[wk[j]];
+        c->mark[c->n_mark++] = (par_mark){c->n, b->n};
+        b->items[b->n++] =
+            (par_item){.loc = loc[j], .sm = sm, .op = op, .flags = fl, .worker = wk[j],
+                       .span = span};
     }
 }
 
-/* One global access. The straight path: one sector (most accesses of a
- * coalesced trace), its frame placed here (trace order), located by the
- * workers. Measured (callgrind, 1 M random 4-byte reads, seed card with
- * plru, --threads 2): the calling thread's hand-over (this loop, with the
- * locate) went from 239 to 43 instructions per access against locating and
- * routing every sector here; the calling thread from 541 to 331 M
- * instructions in all (the trace's decoding is 248 M of them). */
-static inline void put_access(gx_tsim *s, const gx_trace_rec *r, uint32_t sm)
+/* One entry of one-sector accesses (rep more of the same after it): its
+ * frame placed here (trace order), its home slice found, handed to the
+ * slice's worker; 1 when this shard runs it. */
+static inline int put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep)
 {
     struct gx_tsim_par *e = s->par;
-    const uint64_t index = e->acc_index++;
-    const uint64_t smask = e->sector_mask;
-    if (__builtin_expect((r->addr & smask) + r->size > smask + 1, 0)) {
-        put_sectors(s, r, sm, index);
-        return;
+    if (e->pipe) { /* the worker places and locates it */
+        par_cols *c = &room_one(s, 0)->cols[0];
+        c->pa[c->n] = addr;
+        c->sm[c->n] = sm;
+        c->rep[c->n++] = rep;
+        return 1;
     }
-    par_batch *b = e->cur;
-    if (__builtin_expect(b->n == PAR_BATCH_ITEMS, 0))
-        b = next_batch(s);
-    par_item *it = &b->items[b->n++]; /* field by field: no zeroing of the rest */
-    it->u.pa = gx_vmem_pa(e->vm, r->addr);
-    it->sm = sm;
-    it->op = r->op;
-    it->flags = ITEM_ONE | ITEM_PA;
-    it->size = r->size;
+    const uint64_t pa = frame_pa(e, addr);
+    gx_l2_loc loc;
+    gx_l2_locate(e->l2, pa, &loc);
+    const uint8_t o = e->owner[loc.slice];
+    e->acc_index += 1 + (uint64_t)rep;
+    if (o == NOT_MINE)
+        return 0;
+    par_cols *c = &room_one(s, o)->cols[o];
+    c->pa[c->n] = pa;
+    c->sm[c->n] = sm;
+    c->rep[c->n++] = rep;
+    return 1;
 }
 
 void gx_tsim_par_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
 {
+    struct gx_tsim_par *e = s->par;
     const uint32_t smc = s->sm_count;
-    const int counts_others = s->par->shard == 0; /* records off the L2: counted once */
+    const uint64_t smask = e->sector_mask;
+    const int counts_others = e->shard == 0; /* records off the L2: counted once */
     for (uint64_t i = 0; i < n; i++) {
         const gx_trace_rec *r = &rec[i];
         if (!gx_trace_op_is_global(r->op)) {
@@ -418,8 +469,48 @@ void gx_tsim_par_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
                 gx_tsim_other(s, r);
             continue;
         }
-        put_access(s, r, r->sm < smc ? r->sm : r->sm % smc);
+        const uint32_t sm = r->sm < smc ? r->sm : r->sm % smc;
+        if (__builtin_expect((r->addr & smask) + r->size > smask + 1, 0)) {
+            put_sectors(s, r->addr, r->size, r->op, sm, 1);
+        } else if (put_one(s, r->addr, sm, 0)) { /* this shard's: counted here */
+            s->accesses++;
+            s->op_count[r->op < 3 ? r->op : 0]++;
+            s->bytes += r->size;
+        }
     }
+}
+
+int gx_tsim_par_takes_cols(const gx_tsim *s)
+{
+    return s->par && s->par->shards == 1;
+}
+
+/* A column batch (one shard: every access is this run's, so the batch's
+ * counts are taken whole, as gx_tsim_run_cols does). */
+void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = e->sector_mask;
+    size_t jr = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const uint8_t op = c->op[i];
+        if (op > GX_TRACE_ATOMIC) {
+            gx_tsim_other(s, &c->rec[jr++]);
+            continue;
+        }
+        const uint32_t sm = c->sm[i] < smc ? c->sm[i] : c->sm[i] % smc;
+        if (__builtin_expect((c->addr[i] & smask) + c->size[i] > smask + 1, 0)) {
+            for (uint64_t q = 0; q <= c->rep[i]; q++) /* the entry and its folded repeats */
+                put_sectors(s, c->addr[i], c->size[i], op, sm, 0);
+        } else {
+            (void)put_one(s, c->addr[i], sm, c->rep[i]);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        s->op_count[k] += c->ops[k];
+    s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
+    s->bytes += c->bytes;
 }
 
 /* ---- start, finish ---- */
@@ -431,8 +522,18 @@ static int alloc_batches(struct gx_tsim_par *e)
         b->items = malloc(PAR_BATCH_ITEMS * sizeof *b->items);
         b->span = malloc(PAR_SPANS * sizeof *b->span);
         b->part = malloc((size_t)PAR_SPANS * e->nw * sizeof *b->part);
-        if (!b->items || !b->span || !b->part)
+        b->cols = calloc(e->nw, sizeof *b->cols);
+        if (!b->items || !b->span || !b->part || !b->cols)
             return GX_ENOMEM;
+        for (uint32_t w = 0; w < e->nw; w++) {
+            par_cols *c = &b->cols[w];
+            c->pa = malloc(e->cols_cap * sizeof *c->pa);
+            c->sm = malloc(e->cols_cap * sizeof *c->sm);
+            c->rep = malloc(e->cols_cap * sizeof *c->rep);
+            c->mark = malloc(e->cols_cap * sizeof *c->mark);
+            if (!c->pa || !c->sm || !c->rep || !c->mark)
+                return GX_ENOMEM;
+        }
     }
     return GX_OK;
 }
@@ -444,9 +545,10 @@ static int start_workers(gx_tsim *s, const gx_profile *p, gx_msg *msg)
                         s->cfg.phys_bytes};
     for (uint32_t k = 0; k < e->nw; k++) {
         par_worker *w = &e->w[k];
-        *w = (par_worker){.e = e, .id = k, .lo = INFINITY, .hi = -INFINITY};
-        w->hist = calloc(GX_TSIM_LAT_BINS, sizeof *w->hist);
-        if (!w->hist)
+        *w = (par_worker){.e = e, .id = k};
+        w->t = (gx_l2_tally){{0}, INFINITY, -INFINITY, NULL, GX_TSIM_LAT_BINS, 0};
+        w->t.hist = calloc(GX_TSIM_LAT_BINS, sizeof *w->t.hist);
+        if (!w->t.hist)
             return gx_fail(msg, GX_ENOMEM, "sim: out of memory");
         int rc = gx_memsys_new(p, &mc, &w->ms, msg);
         if (rc != GX_OK)
@@ -489,10 +591,20 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     uint32_t workers = threads > 1 ? threads - 1 : 1; /* beside the calling thread */
     e->nw = workers < mine ? workers : mine ? mine : 1;
     e->threaded = threads > 1; /* --threads 1: the calling thread runs the L2 too */
+    e->pipe = e->threaded && e->nw == 1 && shards == 1;
     e->shard = shard;
     e->shards = shards;
     e->sector_shift = (uint32_t)__builtin_ctz(s->sector_bytes);
     e->sector_mask = s->sector_bytes - 1ULL;
+    /* a worker's entries of one batch at most: twice its even share, so
+     * the memory stays about two batches' whatever the worker count */
+    e->cols_cap = 2 * PAR_BATCH_ITEMS / e->nw;
+    if (e->cols_cap < PAR_MIN_COLS)
+        e->cols_cap = PAR_MIN_COLS;
+    if (s->page_bytes && !(s->page_bytes & (s->page_bytes - 1)))
+        e->frame_shift = (uint32_t)__builtin_ctzll(s->page_bytes);
+    for (uint64_t j = 0; j < PAR_FRAME_MEMO; j++)
+        e->memo_vfn[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
     e->vm = gx_memsys_vmem(s->ms);
     e->l2 = gx_memsys_l2(s->ms);
     s->ext->shard = shard;
@@ -548,15 +660,11 @@ static void join_stats(gx_tsim *s)
     for (uint32_t k = 0; k < e->nw; k++) {
         par_worker *w = &e->w[k];
         for (uint32_t i = 0; i < GX_TSIM_LAT_BINS; i++)
-            s->hist[i] += w->hist[i];
-        gx_cyc_merge(&s->total, &w->total);
-        s->accesses += w->accesses;
-        for (int q = 0; q < 3; q++)
-            s->op_count[q] += w->op_count[q];
-        s->bytes += w->bytes;
-        s->l2_accesses += w->l2_accesses;
-        s->min_cycles = w->lo < s->min_cycles ? w->lo : s->min_cycles;
-        s->max_cycles = w->hi > s->max_cycles ? w->hi : s->max_cycles;
+            s->hist[i] += w->t.hist[i];
+        gx_cyc_merge(&s->total, &w->t.total);
+        s->l2_accesses += w->t.sectors;
+        s->min_cycles = w->t.lo < s->min_cycles ? w->t.lo : s->min_cycles;
+        s->max_cycles = w->t.hi > s->max_cycles ? w->t.hi : s->max_cycles;
         gx_l2_stats ls;
         gx_l2_get_stats(gx_memsys_l2(w->ms), &ls);
         for (int l = 0; l < 2; l++) {
@@ -577,7 +685,10 @@ int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg)
     if (!e)
         return GX_OK;
     par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
-    if (b->n || b->nspan || !e->threaded)
+    int empty = !b->n && !b->nspan;
+    for (uint32_t k = 0; k < e->nw; k++)
+        empty &= !b->cols[k].n;
+    if (!empty || !e->threaded)
         (void)next_batch(s);
     stop_workers(e);
     for (uint64_t k = 0; k < PAR_BUFFERS; k++) { /* in publishing order */
@@ -586,6 +697,10 @@ int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg)
             reclaim(s, q);
     }
     join_stats(s);
+    if (e->pipe) { /* its frames were placed by the worker's memory system */
+        gx_vmem_usage(gx_memsys_vmem(e->w[0].ms), &s->ext->pages, &s->ext->frames);
+        s->ext->usage_here = 1;
+    }
     gx_tsim_par_free(e);
     s->par = NULL;
     return s->ext->oom ? gx_fail(msg, GX_ENOMEM, "sim: out of memory") : GX_OK;
@@ -598,13 +713,21 @@ void gx_tsim_par_free(gx_tsim_par *e)
     stop_workers(e);
     for (uint32_t k = 0; k < e->nw; k++) {
         gx_memsys_free(e->w[k].ms);
-        free(e->w[k].hist);
+        free(e->w[k].t.hist);
     }
     free(e->owner);
     for (int k = 0; k < PAR_BUFFERS; k++) {
-        free(e->buf[k].items);
-        free(e->buf[k].span);
-        free(e->buf[k].part);
+        par_batch *b = &e->buf[k];
+        for (uint32_t w = 0; b->cols && w < e->nw; w++) {
+            free(b->cols[w].pa);
+            free(b->cols[w].sm);
+            free(b->cols[w].rep);
+            free(b->cols[w].mark);
+        }
+        free(b->cols);
+        free(b->items);
+        free(b->span);
+        free(b->part);
     }
     if (e->sync_ok) {
         pthread_mutex_destroy(&e->mu);
