@@ -412,6 +412,36 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
     return sum;
 }
 
+/* A global access whose only change besides the address is its SM, in one
+ * varint byte (the common record of a trace of many SMs, which the block
+ * loop leaves): decoded with the checks that can fail for it (the SM bound,
+ * the address wrap; size, lane, cycle and warp are the checked previous
+ * record's). 0 when it is not one, or a check fails: the slow path decodes
+ * it again and names the error. At least GX_V2_MAX_RECORD bytes at *pp. */
+static inline int v2_sm_change(const gx_trace_reader *r, const unsigned char **pp,
+                               gx_trace_rec *st)
+{
+    const unsigned char *p = *pp;
+    const unsigned h = p[0], len = h & 15u, op = h >> 5;
+    if ((h & V2_X) == 0 || len > 8 || op > GX_TRACE_ATOMIC || p[1] != V2_E_SM)
+        return 0;
+    const unsigned sm = p[2 + len];
+    if (sm >= 0x80u || (r->sm_limit && sm >= r->sm_limit))
+        return 0;
+    uint64_t z = 0;
+    for (unsigned k = 0; k < len; k++)
+        z |= (uint64_t)p[2 + k] << (8 * k);
+    const uint64_t a = st->addr + unzigzag(z);
+    if (a > UINT64_MAX - st->size + 1) /* its last byte past 2^64 - 1 */
+        return 0;
+    st->addr = a;
+    st->op = (uint8_t)op;
+    st->sm = sm;
+    st->arg = 0;
+    *pp = p + 3 + len;
+    return 1;
+}
+
 /* Version 2 into columns: gx_v2_decode's records (the same fast and slow
  * paths, the same checks and messages) with a fast record stored as column
  * entries (address, op, and the template's SM and size) instead of a
@@ -477,6 +507,10 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
         if (h == GX_TRACE_V2_END) {
             r->prev = st;
             return v2_end(r, p, i0 + c->records, msg);
+        }
+        if (end - p >= GX_V2_MAX_RECORD && v2_sm_change(r, &p, &st)) {
+            gx_cols_put(c, &st);
+            continue;
         }
         int rc = v2_slow(r, &p, &st, i0 + c->records, msg);
         if (rc)
