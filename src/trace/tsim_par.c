@@ -485,11 +485,77 @@ int gx_tsim_par_takes_cols(const gx_tsim *s)
     return s->par && s->par->shards == 1;
 }
 
+/* One column entry the straight loops leave: a record off the L2, an SM
+ * to fold, an access of several sectors. */
+static void put_col_entry(gx_tsim *s, const gx_trace_cols *c, size_t i, size_t *jr)
+{
+    const uint8_t op = c->op[i];
+    if (op > GX_TRACE_ATOMIC) {
+        gx_tsim_other(s, &c->rec[(*jr)++]);
+        return;
+    }
+    const uint32_t smc = s->sm_count;
+    const uint32_t sm = c->sm[i] < smc ? c->sm[i] : c->sm[i] % smc;
+    const uint64_t smask = s->par->sector_mask;
+    if ((c->addr[i] & smask) + c->size[i] > smask + 1) {
+        for (uint64_t q = 0; q <= c->rep[i]; q++) /* the entry and its folded repeats */
+            put_sectors(s, c->addr[i], c->size[i], op, sm, 0);
+    } else {
+        (void)put_one(s, c->addr[i], sm, c->rep[i]);
+    }
+}
+
+/* A pipeline's column batch: one-sector global entries copied straight
+ * into the worker's columns (virtual addresses: the worker places and
+ * locates), as many as the buffer takes at a time; the rest one by one. */
+static void pipe_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = e->sector_mask, sec = smask + 1;
+    const uint64_t *addr = c->addr;
+    const uint32_t *csm = c->sm, *crep = c->rep;
+    const uint16_t *size = c->size;
+    const uint8_t *op = c->op;
+    const size_t n = c->n;
+    size_t i = 0, jr = 0;
+    while (i < n) {
+        par_cols *pc = &e->cur->cols[0];
+        const uint32_t room = e->cols_cap - pc->n;
+        if (!room) {
+            (void)next_batch(s);
+            continue;
+        }
+        uint64_t *pa = pc->pa + pc->n;
+        uint32_t *psm = pc->sm + pc->n, *prep = pc->rep + pc->n;
+        uint32_t k = 0;
+        while (i < n && k < room && op[i] <= GX_TRACE_ATOMIC && csm[i] < smc &&
+               (addr[i] & smask) + size[i] <= sec) {
+            pa[k] = addr[i];
+            psm[k] = csm[i];
+            prep[k] = crep[i];
+            k++;
+            i++;
+        }
+        pc->n += k;
+        if (i < n && k < room)
+            put_col_entry(s, c, i++, &jr);
+    }
+}
+
 /* A column batch (one shard: every access is this run's, so the batch's
  * counts are taken whole, as gx_tsim_run_cols does). */
 void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
 {
     struct gx_tsim_par *e = s->par;
+    if (e->pipe) {
+        pipe_cols(s, c);
+        for (int k = 0; k < 3; k++)
+            s->op_count[k] += c->ops[k];
+        s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
+        s->bytes += c->bytes;
+        return;
+    }
     const uint32_t smc = s->sm_count;
     const uint64_t smask = e->sector_mask;
     size_t jr = 0;
