@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "gpuxray/rng.h"
-#include "infer/changepoint.h"
+#include "infer/core/changepoint.h"
 #include "testutil.h"
 
 /* A rising curve: plateaus at levels[k] up to breaks[k] (index), smooth

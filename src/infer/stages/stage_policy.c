@@ -47,10 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evset.h"
+#include "../evset/evset.h"
 #include "gpuxray/policy.h"
 #include "gpuxray/stats.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 
 #define POL_RUNS 3
 #define POL_PARTICLES 16

@@ -69,11 +69,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evset.h"
-#include "gf2.h"
+#include "../evset/evset.h"
+#include "../slice/gf2.h"
 #include "gpuxray/hash.h"
 #include "gpuxray/slicepredict.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 #include "gpuxray/bits.h"
 
 #define SETS_MAX_K 16

@@ -42,9 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "changepoint.h"
+#include "../core/changepoint.h"
 #include "gpuxray/stats.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 
 #define LV_BLOCK_BYTES 256u /* one random 32 B slot per block: one line, one sector */
 #define LV_START_BYTES (32u << 10)
