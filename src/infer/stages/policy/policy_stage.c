@@ -41,7 +41,12 @@
  *
  * Notes: needs ctx->evsets (with their pools) from the ways stage in the
  * current arena; growing a pool needs the slices stage's predictor. All
- * simulation is host-side through policy.h (gx_policy_set_*). */
+ * simulation is host-side through policy.h (gx_policy_set_*).
+ *
+ * Files (src/infer/stages/policy/): policy_measure.c (lines of U, programs,
+ * runs), policy_score.c (simulated candidates, discrimination),
+ * policy_stage.c (this file: ranking, the decision, the stage);
+ * policy_internal.h what they share. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

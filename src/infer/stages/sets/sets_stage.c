@@ -63,7 +63,15 @@
  *
  * Notes: needs stage 4's eviction sets (same arena) and stage 5's slice hash.
  * Costs: one probe pass over 2^dim K points (linear); m probe passes over
- * 2^n points (modulo). */
+ * 2^n points (modulo).
+ *
+ * Files (src/infer/stages/sets/): sets_probe.c (probes, overflow test,
+ * GF(2) helpers), sets_class.c (setup, T's class), sets_linear.c (linear
+ * masks, table-hash votes), sets_modulo.c (classes of Q, value-bit fits),
+ * sets_frames.c (candidate functions, discrimination, page sweeps),
+ * sets_lift.c (slice directions, lifts), sets_verify.c (verification, the
+ * rows), sets_stage.c (this file: the linear and modulo paths, the stage);
+ * sets_internal.h what they share. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
