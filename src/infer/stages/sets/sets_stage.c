@@ -79,6 +79,129 @@
 
 #include "sets_internal.h"
 
+/* The points' basis cb (T xor span(cb)): K, or, with many free bits and a
+ * class large enough to trust, K less z, the differences that keep T's
+ * class whole. */
+static void modulo_points(const sets_ctx *s, const uint64_t *ct, size_t nct, uint64_t *cb,
+                          int *ck, uint64_t *z, int *nz)
+{
+    /* A small class can be closed by chance under a direction that flips
+     * value bits (with a few dozen members over a few values, a direction
+     * maps the class onto itself with a probability that is not small):
+     * factored only when the points are too many otherwise (2^k above
+     * 2^12, unless the class is too small to trust or k fits the
+     * unfactored search) */
+    if (s->k <= 12 || nct < 16 || (nct < 32 && s->k <= SETS_MAX_N)) {
+        memcpy(cb, s->kb, (size_t)s->k * sizeof *cb);
+        *ck = s->k;
+    } else {
+        gx_gf2_basis zb;
+        sets_class_span(ct, nct, s->toff, &zb);
+        for (int i = 0; i < zb.n; i++)
+            z[(*nz)++] = zb.v[i];
+        for (int i = 0; i < s->k; i++)
+            if (gx_gf2_basis_add(&zb, s->kb[i]))
+                cb[(*ck)++] = s->kb[i];
+    }
+}
+
+/* The value bits' address masks: each functional a[i] over Q (beta its
+ * constant on T) lifted to c-space (zero on K1), then to the lowest-weight
+ * mask with those values on the points' differences (zero on z) and the
+ * constant on T; alt[i] without the constant (*alt_ok: all found). T inside
+ * the differences' span fixes its constant (*t_fixed: f->mask[i] = alt[i]).
+ * 0: a functional does not lift to c-space. */
+static int value_masks(const sets_ctx *s, mod_fit *f, const int *qidx, const uint64_t *k1c,
+                       int nk1, const uint64_t *cb, int ck, const uint64_t *z, int nz,
+                       const uint64_t *a, uint64_t beta, uint64_t *alt, int *alt_ok,
+                       int *t_fixed)
+{
+    for (int i = 0; i < f->n; i++) {
+        uint64_t rows[64], phi = 0, mu = 0, null[64];
+        uint8_t y[64];
+        size_t nr = 0;
+        for (int j = 0; j < f->n; j++) {
+            rows[nr] = (uint64_t)1 << qidx[j];
+            y[nr++] = (uint8_t)((a[i] >> j) & 1);
+        }
+        for (int j = 0; j < nk1; j++) {
+            rows[nr] = k1c[j];
+            y[nr++] = 0;
+        }
+        uint64_t cspace = ck >= 64 ? ~0ull : (((uint64_t)1 << ck) - 1);
+        if (!gx_gf2_solve(rows, y, nr, cspace, &phi, NULL, NULL))
+            return 0;
+        /* address mask: <mu, cb_j> = phi_j, <mu, z> = 0, <mu, T> = beta_i */
+        nr = 0;
+        for (int j = 0; j < ck; j++) {
+            rows[nr] = cb[j];
+            y[nr++] = (uint8_t)((phi >> j) & 1);
+        }
+        for (int j = 0; j < nz && nr < 62; j++) {
+            rows[nr] = z[j];
+            y[nr++] = 0;
+        }
+        int nn = 0;
+        /* the lowest-weight mask with these values on the coset's
+         * differences; its constant on T is checked below as a whole */
+        if (gx_gf2_solve(rows, y, nr, s->space, &mu, null, &nn))
+            alt[i] = sets_min_weight(mu, null, nn);
+        else
+            *alt_ok = 0;
+        rows[nr] = s->toff & s->space;
+        y[nr++] = (uint8_t)((beta >> i) & 1);
+        if (!gx_gf2_solve(rows, y, nr, s->space, &mu, null, &nn)) {
+            /* T inside the span of the coset's differences: its constant
+             * is fixed by them; the masks without it are checked below */
+            *t_fixed = 1;
+            f->mask[i] = alt[i];
+            continue;
+        }
+        f->mask[i] = sets_min_weight(mu, null, nn);
+    }
+    return 1;
+}
+
+/* No value fit: the class count alone, exact when the classes' sizes are
+ * those of a value mod m (floor or ceil of 2^n / m cells each); before the
+ * last measurement the caller measures again (*done = 0). */
+static void write_unfitted(sets_ctx *s, const mod_fit *f, int ck, int last, int *done)
+{
+    char how[96];
+    /* the count is exact when every point was classified right; the
+     * function may use bits above the page, which no experiment in one
+     * page can see. Residues of a value mod m are near uniform: a class
+     * twice the size of another is two classes merged by a wrong probe */
+    /* counts: over the 2^n cells of Q, n independent value bits give
+     * every residue floor or ceil(2^n / m) cells; a stray, split or
+     * merged class (misclassified points) breaks that */
+    size_t np = (size_t)1 << f->n;
+    uint32_t *cnt = calloc(f->m ? f->m : 1, sizeof *cnt);
+    uint64_t lo_n = f->m ? np / f->m : 0, hi_n = f->m ? (np + f->m - 1) / f->m : 0;
+    int exact = cnt != NULL && f->m > 0 && f->n >= 1;
+    for (size_t c = 0; cnt && c < np; c++)
+        cnt[f->lab[c]]++;
+    /* a few misclassified cells may remain: allow 1/8 of a class */
+    uint64_t tol = hi_n / 8 > 1 ? hi_n / 8 : 1;
+    for (uint32_t r = 0; exact && r < f->m; r++)
+        exact = cnt[r] + tol >= lo_n && cnt[r] <= hi_n + tol;
+    free(cnt);
+    if (!last) {
+        /* no fit: a misclassified point or two break the exact
+         * reproduction; the caller measures the partition again */
+        *done = 0;
+        if (exact)
+            s->exact_m = f->m;
+    } else {
+        /* an earlier measurement with clean counts and the same m */
+        exact = exact || (s->exact_m && s->exact_m == f->m);
+        double csets = exact ? 0.95 : 0.5;
+        snprintf(how, sizeof how, "%u classes over 2^%d points; no value-mod fit", f->m, ck);
+        uint64_t none[1] = {0};
+        sets_write_sets(s->ctx, s, f->m, none, 0, f->m, s->lo, s->hi, csets, 0.2, how);
+    }
+}
+
 static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_est, int last,
                        int *done)
 {
@@ -89,24 +212,7 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
      * the final masks must annihilate too */
     uint64_t cb[64], z[64];
     int ck = 0, nz = 0;
-    /* A small class can be closed by chance under a direction that flips
-     * value bits (with a few dozen members over a few values, a direction
-     * maps the class onto itself with a probability that is not small):
-     * factored only when the points are too many otherwise (2^k above
-     * 2^12, unless the class is too small to trust or k fits the
-     * unfactored search) */
-    if (s->k <= 12 || nct < 16 || (nct < 32 && s->k <= SETS_MAX_N)) {
-        memcpy(cb, s->kb, (size_t)s->k * sizeof *cb);
-        ck = s->k;
-    } else {
-        gx_gf2_basis zb;
-        sets_class_span(ct, nct, s->toff, &zb);
-        for (int i = 0; i < zb.n; i++)
-            z[nz++] = zb.v[i];
-        for (int i = 0; i < s->k; i++)
-            if (gx_gf2_basis_add(&zb, s->kb[i]))
-                cb[ck++] = s->kb[i];
-    }
+    modulo_points(s, ct, nct, cb, &ck, z, &nz);
     if (ck > SETS_MAX_N)
         return gx_fail(ctx->msg, GX_ERANGE, "sets: 2^%d points in a slice: too many to classify",
                        ck);
@@ -163,51 +269,9 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
     uint64_t a[SETS_MAX_N], beta = 0, alt[SETS_MAX_N];
     int alt_ok = 1, t_fixed = 0;
     int fitted = f.n <= SETS_MAX_N && sets_fit_value_any(&f, a, &beta);
-    for (int i = 0; fitted && i < f.n; i++) {
-        uint64_t rows[64], phi = 0, mu = 0, null[64];
-        uint8_t y[64];
-        size_t nr = 0;
-        for (int j = 0; j < f.n; j++) {
-            rows[nr] = (uint64_t)1 << qidx[j];
-            y[nr++] = (uint8_t)((a[i] >> j) & 1);
-        }
-        for (int j = 0; j < nk1; j++) {
-            rows[nr] = k1c[j];
-            y[nr++] = 0;
-        }
-        uint64_t cspace = ck >= 64 ? ~0ull : (((uint64_t)1 << ck) - 1);
-        if (!gx_gf2_solve(rows, y, nr, cspace, &phi, NULL, NULL)) {
-            fitted = 0;
-            break;
-        }
-        /* address mask: <mu, cb_j> = phi_j, <mu, z> = 0, <mu, T> = beta_i */
-        nr = 0;
-        for (int j = 0; j < ck; j++) {
-            rows[nr] = cb[j];
-            y[nr++] = (uint8_t)((phi >> j) & 1);
-        }
-        for (int j = 0; j < nz && nr < 62; j++) {
-            rows[nr] = z[j];
-            y[nr++] = 0;
-        }
-        int nn = 0;
-        /* the lowest-weight mask with these values on the coset's
-         * differences; its constant on T is checked below as a whole */
-        if (gx_gf2_solve(rows, y, nr, s->space, &mu, null, &nn))
-            alt[i] = sets_min_weight(mu, null, nn);
-        else
-            alt_ok = 0;
-        rows[nr] = s->toff & s->space;
-        y[nr++] = (uint8_t)((beta >> i) & 1);
-        if (!gx_gf2_solve(rows, y, nr, s->space, &mu, null, &nn)) {
-            /* T inside the span of the coset's differences: its constant
-             * is fixed by them; the masks without it are checked below */
-            t_fixed = 1;
-            f.mask[i] = alt[i];
-            continue;
-        }
-        f.mask[i] = sets_min_weight(mu, null, nn);
-    }
+    if (fitted)
+        fitted = value_masks(s, &f, qidx, k1c, nk1, cb, ck, z, nz, a, beta, alt, &alt_ok,
+                             &t_fixed);
     if (fitted && t_fixed) {
         /* the fitted constant may need a symmetry of the partition: the
          * masks (or a step-keeping permutation of them) must reproduce T's
@@ -264,38 +328,7 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         s->vote_sure = ctx->slice_hash.table && cross_ok;
         sets_write_sets(ctx, s, f.m, f.mask, f.n, f.m, s->lo, s->hi, 0.95, ch, how);
     } else {
-        /* the count is exact when every point was classified right; the
-         * function may use bits above the page, which no experiment in one
-         * page can see. Residues of a value mod m are near uniform: a class
-         * twice the size of another is two classes merged by a wrong probe */
-        /* counts: over the 2^n cells of Q, n independent value bits give
-         * every residue floor or ceil(2^n / m) cells; a stray, split or
-         * merged class (misclassified points) breaks that */
-        size_t np = (size_t)1 << f.n;
-        uint32_t *cnt = calloc(f.m ? f.m : 1, sizeof *cnt);
-        uint64_t lo_n = f.m ? np / f.m : 0, hi_n = f.m ? (np + f.m - 1) / f.m : 0;
-        int exact = cnt != NULL && f.m > 0 && f.n >= 1;
-        for (size_t c = 0; cnt && c < np; c++)
-            cnt[f.lab[c]]++;
-        /* a few misclassified cells may remain: allow 1/8 of a class */
-        uint64_t tol = hi_n / 8 > 1 ? hi_n / 8 : 1;
-        for (uint32_t r = 0; exact && r < f.m; r++)
-            exact = cnt[r] + tol >= lo_n && cnt[r] <= hi_n + tol;
-        free(cnt);
-        if (!last) {
-            /* no fit: a misclassified point or two break the exact
-             * reproduction; the caller measures the partition again */
-            *done = 0;
-            if (exact)
-                s->exact_m = f.m;
-        } else {
-            /* an earlier measurement with clean counts and the same m */
-            exact = exact || (s->exact_m && s->exact_m == f.m);
-            double csets = exact ? 0.95 : 0.5;
-            snprintf(how, sizeof how, "%u classes over 2^%d points; no value-mod fit", f.m, ck);
-            uint64_t none[1] = {0};
-            sets_write_sets(ctx, s, f.m, none, 0, f.m, s->lo, s->hi, csets, 0.2, how);
-        }
+        write_unfitted(s, &f, ck, last, done);
     }
     free(full.lab);
     free(f.lab);
