@@ -1,5 +1,5 @@
 /* test_changepoint.c - the plateau / change-point finder of the levels stage
- * (src/infer/changepoint.c) on synthetic latency curves: one plateau, two
+ * (src/infer/core/changepoint.c) on synthetic latency curves: one plateau, two
  * plateaus, noise, outliers, and the log-x crossing. */
 #include <math.h>
 
