@@ -88,8 +88,6 @@ typedef struct pol_score {
 
 /* ---- policy_measure.c ---- */
 void pol_free_data(pol_data *d);
-int pol_candidates(gx_infer *ctx, const gx_evset *es, size_t from, const pol_data *d,
-                   uint64_t **out, size_t *n_out);
 int pol_gather_lines(gx_infer *ctx, gx_evx *ev, pol_data *d, int *used);
 int pol_base_programs(gx_infer *ctx, pol_data *d);
 int pol_random_program(pol_prog *p, const pol_data *d, gx_rng *r);

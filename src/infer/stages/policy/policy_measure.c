@@ -24,8 +24,8 @@ void pol_free_data(pol_data *d)
 /* Candidates for B: the set's pool (lines predicted in its target's slice
  * class) from index `from` on, or, for a same-offset pool (NULL), the
  * target's offset in every page; lines already in U left out, shuffled. */
-int pol_candidates(gx_infer *ctx, const gx_evset *es, size_t from, const pol_data *d,
-                   uint64_t **out, size_t *n_out)
+static int candidates(gx_infer *ctx, const gx_evset *es, size_t from, const pol_data *d,
+                      uint64_t **out, size_t *n_out)
 {
     uint64_t page = ctx->info->page_bytes;
     uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
@@ -90,7 +90,7 @@ static int try_set(gx_infer *ctx, gx_evx *ev, const gx_evset *es, size_t from, p
     memcpy(d->u + 1, es->lines, es->n * sizeof *es->lines);
     uint64_t *cand = NULL;
     size_t nc = 0;
-    int rc = pol_candidates(ctx, es, from, d, &cand, &nc);
+    int rc = candidates(ctx, es, from, d, &cand, &nc);
     if (rc == GX_OK)
         rc = find_b(ev, d, cand, nc, d->u + es->n + 1, ok);
     free(cand);

@@ -114,7 +114,6 @@ int sets_classify_q(sets_ctx *s, mod_fit *f, const uint64_t *ct, size_t nct, dou
 int sets_fit_value_any(mod_fit *f, uint64_t *a_out, uint64_t *beta_out);
 
 /* ---- sets_verify.c ---- */
-int sets_verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *tested);
 void sets_write_sets(gx_infer *ctx, sets_ctx *vs, uint32_t sets, const uint64_t *masks,
                      int n, uint64_t modulo, int lo, int hi, double conf_sets, double conf_hash,
                      const char *how);

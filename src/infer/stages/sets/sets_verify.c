@@ -53,7 +53,7 @@ static int verify_probe(sets_ctx *s, const uint64_t *set, uint32_t nset, const u
  * points of each coset probed against it, predicted congruent iff the
  * function gives the target's index. *agree = 1 when every prediction held
  * (up to one noisy answer per coset); *tested = cosets tested (up to 5). */
-int sets_verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *tested)
+static int sets_verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, int *tested)
 {
     *agree = 1;
     *tested = 0;
