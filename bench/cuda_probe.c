@@ -27,7 +27,7 @@
 #include "gpuxray/rng.h"
 #include "gpuxray/stats.h"
 #include "gpuxray/target.h"
-#include "target/cuda_debug.h"
+#include "target/cuda/cuda_debug.h"
 
 #define LINE 128ULL
 #define MIB (1ULL << 20)

@@ -1,7 +1,7 @@
 # kernels.cmake - build the CUDA kernels (src/kernels/gx_probe.cu) with nvcc
 # into ONE fatbin (sm_80, sm_86, sm_89, sm_90 machine code + compute_90 PTX)
 # and embed it in gx_target as a byte array (generated C file), with the
-# compile definition GX_HAVE_KERNELS=1 for src/target/cuda.c.
+# compile definition GX_HAVE_KERNELS=1 for src/target/cuda/.
 #
 # Notes:
 # - Included by the top CMakeLists.txt. Without nvcc (or with an nvcc that

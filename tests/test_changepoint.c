@@ -1,10 +1,10 @@
 /* test_changepoint.c - the plateau / change-point finder of the levels stage
- * (src/infer/changepoint.c) on synthetic latency curves: one plateau, two
+ * (src/infer/core/changepoint.c) on synthetic latency curves: one plateau, two
  * plateaus, noise, outliers, and the log-x crossing. */
 #include <math.h>
 
 #include "gpuxray/rng.h"
-#include "infer/changepoint.h"
+#include "infer/core/changepoint.h"
 #include "testutil.h"
 
 /* A rising curve: plateaus at levels[k] up to breaks[k] (index), smooth

@@ -8,7 +8,7 @@
 
 #include "gpuxray/error.h"
 #include "gpuxray/target.h"
-#include "target/cuda_driver.h"
+#include "target/cuda/cuda_driver.h"
 #include "testutil.h"
 
 #define PREFIX "no usable CUDA device: "

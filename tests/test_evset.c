@@ -16,7 +16,7 @@
 #include "gpuxray/profile.h"
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/target.h"
-#include "infer/evset.h"
+#include "infer/evset/evset.h"
 #include "infer/infer.h"
 #include "infer/infer_util.h"
 #include "testutil.h"

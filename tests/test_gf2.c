@@ -4,7 +4,7 @@
 #include "testutil.h"
 
 #include "gpuxray/rng.h"
-#include "infer/gf2.h"
+#include "infer/slice/gf2.h"
 
 static void test_rank_known(void **state)
 {

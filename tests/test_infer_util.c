@@ -1,5 +1,5 @@
 /* test_infer_util.c - the measurement helpers shared by the discovery
- * stages (src/infer/infer_util.c): random cyclic chains, the hit / miss /
+ * stages (src/infer/core/infer_util.c): random cyclic chains, the hit / miss /
  * unsure decision, votes, and (through the sim target of the seed card)
  * reload and cold-miss latencies and the never-touched reserve. */
 #include <math.h>

@@ -26,9 +26,9 @@
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/target.h"
 #include "infer/infer_util.h"
-#include "infer/slice_fp.h"
-#include "infer/slice_parts.h"
-#include "infer/slice_solve.h"
+#include "infer/slice/slice_fp.h"
+#include "infer/slice/slice_parts.h"
+#include "infer/slice/slice_solve.h"
 #include "testutil.h"
 
 #define PAGE_BYTES ((uint64_t)2 << 20)

@@ -1,5 +1,5 @@
 /* gx_kernels_abi.h - what the CUDA kernels (gx_probe.cu) and their C host
- * (src/target/cuda.c) agree on: result-slot indices, status codes and the
+ * (src/target/cuda/) agree on: result-slot indices, status codes and the
  * packed form of a seq op. Included by both nvcc (C++) and gcc (C11).
  *
  * Notes:

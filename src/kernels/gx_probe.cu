@@ -2,7 +2,7 @@
  * (Contract 2 of DESIGN.md): pointer chase, timed op sequence, prime+probe,
  * the device-side chain builder and an SM census. Built by nvcc to one
  * fatbin (sm_80, sm_86, sm_89, sm_90 + compute_90 PTX) that the C host
- * (src/target/cuda.c) loads through the driver API; no C++ runtime is used.
+ * (src/target/cuda/) loads through the driver API; no C++ runtime is used.
  *
  * Notes:
  * - Loads bypass L1: ld.global.cg (cache at L2 only); stores st.global.cg.

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "gpuxray/clock.h"
-#include "infer.h"
+#include "../infer.h"
 
 void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
                       const char *method, double confidence, int in_profile)

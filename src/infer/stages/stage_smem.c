@@ -43,8 +43,8 @@
 
 #include "gpuxray/smem.h"
 #include "gpuxray/stats.h"
-#include "infer.h"
-#include "infer_util.h"
+#include "../infer.h"
+#include "../infer_util.h"
 
 #define SMEM_REPS 64u             /* timed accesses per call: the clock pair /64 */
 #define SMEM_REPEATS 7            /* calls per measurement (median) */

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "gpuxray/stats.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 
 #define EVX_MAX_WARM 64u
 #define EVX_MAX_PASSES 256u

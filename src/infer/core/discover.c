@@ -20,11 +20,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "evset.h"
+#include "../evset/evset.h"
 #include "gpuxray/slicepredict.h"
-#include "infer.h"
-#include "infer_util.h"
-#include "stages/tlb/tlb_stage.h"
+#include "../infer.h"
+#include "../infer_util.h"
+#include "../stages/tlb/tlb_stage.h"
 
 #ifndef GX_TOOL_VERSION
 #define GX_TOOL_VERSION "0.1.0"

@@ -26,7 +26,7 @@
 
 #include "gpuxray/clock.h"
 #include "gpuxray/stats.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 
 #define TIMER_SAMPLES 64
 #define SETTLE_LINES 64

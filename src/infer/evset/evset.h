@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "infer.h"
+#include "../infer.h"
 
 #define GX_EVX_MAX_WAYS 64
 

@@ -36,8 +36,8 @@
 #include "gpuxray/hash.h"
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/stats.h"
-#include "infer_util.h"
-#include "slice_parts.h"
+#include "../infer_util.h"
+#include "../slice/slice_parts.h"
 
 #define SL_MAX_CLASSES 1024
 #define SL_CROSS_VOTES 3

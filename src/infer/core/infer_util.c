@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "gpuxray/stats.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 #include "gpuxray/bits.h"
 
 /* ---- pointer chains ------------------------------------------------------ */

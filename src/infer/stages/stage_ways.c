@@ -41,9 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evset.h"
+#include "../evset/evset.h"
 #include "gpuxray/slicepredict.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 #include "gpuxray/bits.h"
 
 #define WAYS_MIN_SETS 4

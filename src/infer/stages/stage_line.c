@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "gpuxray/stats.h"
-#include "infer_util.h"
+#include "../infer_util.h"
 
 #define SEC_VOTES 5
 #define SEC_MAX_VOTES 11

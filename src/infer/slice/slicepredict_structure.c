@@ -1,0 +1,194 @@
+/* slicepredict_structure.c - the slice predictor's structure: the hash
+ * solver's oracle (a class per line), component tables learnt per page,
+ * a page identified by its lines' classes (learnt when new), and a page's
+ * prediction verified against fresh measurements. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "slicepredict_internal.h"
+
+/* ---- structure -------------------------------------------------------------------- */
+
+int sp_oracle(void *user, const uint64_t *offs, size_t n, int *labels)
+{
+    gx_slicepred *sp = user;
+    uint64_t *abs = malloc((n ? n : 1) * sizeof *abs);
+    if (!abs)
+        return gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+    for (size_t i = 0; i < n; i++)
+        abs[i] = sp->page_base + offs[i];
+    size_t unsure = 0;
+    int rc = sp_classify(sp, abs, n, labels, 1, &unsure, 1);
+    free(abs);
+    if (rc == GX_OK && unsure)
+        rc = gx_fail(sp->msg, GX_EUNSURE,
+                     "slices: %zu of %zu lines could not be classified (fingerprints too close "
+                     "for the noise)",
+                     unsure, n);
+    return rc;
+}
+
+int sp_add_component(gx_slicepred *sp, int *table)
+{
+    if (sp->n_comp == sp->cap_comp) {
+        int nc = sp->cap_comp ? 2 * sp->cap_comp : 8;
+        int **c = realloc(sp->comp, (size_t)nc * sizeof *c);
+        if (!c)
+            return -1;
+        sp->comp = c;
+        sp->cap_comp = nc;
+    }
+    sp->comp[sp->n_comp] = table;
+    return sp->n_comp++;
+}
+
+static double table_freq(const gx_slicepred *sp, const int *table, int label)
+{
+    size_t n = (size_t)1 << sp->hs.k, k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += table[i] == label;
+    return (double)k / (double)n;
+}
+
+/* Learn the component of the page at base from its cube; *comp = its id. */
+static int learn_component(gx_slicepred *sp, uint64_t base, int *comp, uint32_t *measured)
+{
+    size_t n = (size_t)1 << sp->hs.k;
+    uint64_t *offs = malloc(n * sizeof *offs);
+    int *table = malloc(n * sizeof *table);
+    if (!offs || !table) {
+        free(offs);
+        free(table);
+        return gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+    }
+    for (size_t y = 0; y < n; y++)
+        offs[y] = base + ssolve_cube_offset(&sp->hs, y);
+    size_t unsure = 0;
+    int rc = sp_classify(sp, offs, n, table, 1, &unsure, 1);
+    *measured += (uint32_t)n;
+    free(offs);
+    if (rc == GX_OK && unsure)
+        rc = gx_fail(sp->msg, GX_EUNSURE, "slices: %zu cube lines of a page stayed unsure",
+                     unsure);
+    if (rc == GX_OK && (*comp = sp_add_component(sp, table)) < 0)
+        rc = gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+    if (rc != GX_OK)
+        free(table);
+    return rc;
+}
+
+/* Identify (component, z) of a page from random lines; learn a new
+ * component from the cube when none explains them (allow_learn). */
+int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_learn,
+                gx_slicepred_page *pg)
+{
+    const size_t nz = (size_t)1 << sp->hs.k;
+    pg->base = base;
+    pg->component = -1;
+    pg->z = 0;
+    pg->lines_measured = 0;
+    size_t ncand = (size_t)sp->n_comp * nz;
+    uint8_t *alive = malloc(ncand ? ncand : 1);
+    uint64_t seen_x[512];
+    int seen_l[512];
+    size_t n_seen = 0;
+    if (!alive)
+        return gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+    memset(alive, 1, ncand);
+    size_t n_alive = ncand;
+    double strength = 1.0;
+    int rc = GX_OK;
+    /* a wrong candidate survives a line with probability ~ the frequency of
+     * that line's class: stop when one candidate is left and the others had
+     * a chance below SP_ID_CHANCE of all surviving */
+    while (rc == GX_OK && n_alive > 0 &&
+           (n_alive > 1 || strength * (double)(ncand - 1) > SP_ID_CHANCE ||
+            pg->lines_measured == 0) &&
+           pg->lines_measured + 4 <= max_lines && n_seen + 4 <= 512) {
+        uint64_t offs[4];
+        int labs[4];
+        for (int i = 0; i < 4; i++)
+            offs[i] = sp_random_line(sp, base);
+        size_t unsure = 0;
+        rc = sp_classify(sp, offs, 4, labs, 1, &unsure, 0);
+        pg->lines_measured += 4;
+        for (int i = 0; rc == GX_OK && i < 4; i++) {
+            if (labs[i] < 0)
+                continue; /* unsure line: no evidence */
+            uint64_t y = gx_gf2_apply(sp->hs.masks, sp->hs.k, offs[i] - base);
+            double fmax = 0;
+            for (int c = 0; c < sp->n_comp; c++) {
+                double f = table_freq(sp, sp->comp[c], labs[i]);
+                if (f > fmax)
+                    fmax = f;
+                for (size_t z = 0; z < nz; z++) {
+                    size_t id = (size_t)c * nz + z;
+                    if (alive[id] && sp->comp[c][y ^ z] != labs[i]) {
+                        alive[id] = 0;
+                        n_alive--;
+                    }
+                }
+            }
+            strength *= fmax;
+            seen_x[n_seen] = offs[i] - base;
+            seen_l[n_seen++] = labs[i];
+        }
+    }
+    if (rc == GX_OK && n_alive == 1 && pg->lines_measured > 0 &&
+        strength * (double)(ncand - 1) <= SP_ID_CHANCE) {
+        for (size_t id = 0; id < ncand; id++)
+            if (alive[id]) {
+                pg->component = (int)(id / nz);
+                pg->z = id % nz;
+            }
+    } else if (rc == GX_OK && n_alive == 0 && allow_learn &&
+               pg->lines_measured + nz <= max_lines) {
+        int c = -1;
+        rc = learn_component(sp, base, &c, &pg->lines_measured);
+        if (rc == GX_OK) {
+            /* the lines measured before must agree with the new table */
+            size_t bad = 0;
+            for (size_t i = 0; i < n_seen; i++)
+                bad += sp->comp[c][gx_gf2_apply(sp->hs.masks, sp->hs.k, seen_x[i])] != seen_l[i];
+            if (bad)
+                rc = gx_fail(sp->msg, GX_EUNSURE,
+                             "slices: a new page component contradicts %zu of its own lines",
+                             bad);
+            pg->component = c;
+            pg->z = 0;
+        }
+    }
+    free(alive);
+    if (rc == GX_OK && pg->component < 0)
+        rc = gx_fail(sp->msg, GX_EUNSURE,
+                     "slices: page at 0x%llx not identified with %u lines (%zu candidates left)",
+                     (unsigned long long)base, pg->lines_measured, n_alive);
+    return rc;
+}
+
+/* Check held-out random lines of an identified page. */
+int sp_verify_page(gx_slicepred *sp, const gx_slicepred_page *pg, uint32_t n)
+{
+    if (!n)
+        return GX_OK;
+    uint64_t *offs = malloc(n * sizeof *offs);
+    int *labs = malloc(n * sizeof *labs);
+    if (!offs || !labs) {
+        free(offs);
+        free(labs);
+        return gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++)
+        offs[i] = sp_random_line(sp, pg->base);
+    size_t unsure = 0;
+    int rc = sp_classify(sp, offs, n, labs, 1, &unsure, 0);
+    for (uint32_t i = 0; rc == GX_OK && i < n; i++) {
+        uint64_t y = gx_gf2_apply(sp->hs.masks, sp->hs.k, offs[i] - pg->base);
+        sp->sum.verified++;
+        if (labs[i] < 0 || sp->comp[pg->component][y ^ pg->z] != labs[i])
+            sp->sum.verify_errors++;
+    }
+    free(offs);
+    free(labs);
+    return rc;
+}

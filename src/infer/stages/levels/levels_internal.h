@@ -1,0 +1,93 @@
+/* levels_internal.h - private to the levels stage (src/infer/stages/levels/):
+ * its limits, a sweep point (lv_point), the stage's state (lv_state), the
+ * (SM, slice) skew (lv_skew) and the functions one file of the stage calls in
+ * another. Uses only the target interface, through infer_util.h. */
+#ifndef GX_INFER_LEVELS_INTERNAL_H
+#define GX_INFER_LEVELS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../core/changepoint.h"
+#include "../../infer_util.h"
+#include "gpuxray/stats.h"
+
+#define LV_BLOCK_BYTES 256u /* one random 32 B slot per block: one line, one sector */
+#define LV_START_BYTES (32u << 10)
+#define LV_MAX_POINTS 40
+#define LV_TIMED_STEPS 2048u
+#define LV_SWEEP_PROBES 48
+#define LV_FAR_PROBES 96
+#define LV_STREAM_CHASES 3 /* chases over the far plateau, for far_stream_extra */
+/* the far plateau is measured only where the combined capacity leaves room
+ * for one: at least this multiple of the first level (below, the footprint
+ * halfway between them sits in the transitions at both ends) */
+#define LV_STREAM_MIN_RATIO 1.3
+#define LV_CAP_PROBES 3072
+#define LV_COLD 40
+#define LV_COLD_ATTEMPTS 3
+#define LV_RANK_Z 3.5 /* far-test vs cold-line deltas: rank-test z for a separate level */
+/* Far and DRAM deltas overlap line by line (per-line counts of far
+ * residents are not trusted; level 2 comes from the chase curve) when their
+ * centres lie less than this many combined sigmas apart,
+ * sqrt(dram_sigma^2 + far_sigma^2): there each cluster puts more than ~4%
+ * of its lines on the other side of the midpoint. One combined spread, not
+ * a sum of per-cluster multiples: the far sigma comes from a few dozen
+ * lines, and weighting its sampling error three times over flipped the
+ * decision between two samples of one card. HBM's wide DRAM spread (an
+ * H200: gap ~200 cycles, DRAM sigma 113-197) stays far inside it. */
+#define LV_OVERLAP_SIGMAS 2.5
+#define LV_COLD_STRIDE (32u << 10) /* cold lines this far apart: different DRAM rows */
+#define LV_LINES 6       /* lines per SM for the skew */
+#define LV_SM0_LINES 24  /* lines on SM 0 (its typical hit latency) */
+#define LV_SMS 64        /* SMs sampled: many (SM, slice) pairs even with one slice */
+#define LV_RELOADS 15
+#define LV_R_LO 0.12
+#define LV_R_HI 0.5
+
+typedef struct lv_point {
+    double f, y;  /* footprint bytes, chase mean cycles */
+    int k;        /* probes kept (outliers dropped) */
+    int n1;       /* of which in the first level */
+    int n_nf, cap_nf;
+    double *nf;   /* deltas of the others (far or DRAM) */
+} lv_point;
+
+typedef struct lv_state {
+    gx_infer *ctx;
+    size_t n;
+    lv_point p[LV_MAX_POINTS];
+    double dram_delta, far_delta, noise; /* skew-free deltas, pair sigma (of DRAM deltas) */
+    double dram_low;                     /* 10th percentile of the cold-line deltas */
+    double cold[LV_COLD];                /* the cold-line deltas */
+    double far_noise; /* sigma of far deltas (on-chip: much tighter than DRAM's on HBM) */
+    double thr1;                          /* delta below: first level */
+    int near_far;
+    uint64_t *blocks;  /* slot offsets of the work area's blocks, random order */
+    size_t nblocks;
+    uint64_t *chain, *probe;
+    double *delta;
+} lv_state;
+
+typedef struct lv_skew {
+    double base_hit;     /* fastest (SM, slice) pair hit latency, profile units */
+    double sm0_hit_seq;  /* median hit latency of SM 0's lines, seq units */
+    double spread;       /* 95th - 5th percentile of per-pair hit medians */
+} lv_skew;
+
+/* ---- levels_curve.c ---- */
+int lv_make_blocks(lv_state *s);
+int lv_chase_footprint(lv_state *s, uint64_t f, double *y, size_t *n_out);
+int lv_probe_point(lv_state *s, size_t n, int k, lv_point *pt);
+double lv_resident(const lv_state *s, const lv_point *p, int level);
+int lv_level_capacity(lv_state *s, int level, double *cap, double *rel_sd);
+
+/* ---- levels_far.c ---- */
+int lv_measure_skew(gx_infer *ctx, const uint64_t *lines_at, size_t nlines, lv_skew *sk);
+int lv_measure_cold(lv_state *s);
+int lv_curve_capacity2(lv_state *s, double c1, double *c2, double *sd);
+int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
+                        double *far_delta);
+int lv_far_test(lv_state *s, double cap1, char *why, size_t why_len);
+
+#endif
