@@ -1,5 +1,5 @@
 /* tlb_stage.h - the tlb discovery stage's entry point (the stage table in
- * src/infer/discover.c lists it). */
+ * src/infer/core/discover.c lists it). */
 #ifndef GX_INFER_TLB_STAGE_H
 #define GX_INFER_TLB_STAGE_H
 
