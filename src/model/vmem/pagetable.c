@@ -317,6 +317,26 @@ void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e)
     gx_vmem_walk_entry(vm, &w, level, e);
 }
 
+/* The kind and page size entry_in_table gives an entry of table (level,
+ * cls) whose first VA is in a page of size s (mapped): the same for every
+ * entry of a block block_page found uniform. 0 when s is not installable. */
+static int entry_kind(const gx_ptable *pt, int level, int cls, uint64_t s, gx_vmem_pte *o)
+{
+    memset(o, 0, sizeof *o);
+    int si = size_index(pt, s);
+    if (si < 0)
+        return 0;
+    int f = pt->final_level[si];
+    int scls = s == ((uint64_t)1 << pt->span_shift[f]) ? 0 : 1 + si;
+    if (level == f && scls == cls) {
+        o->kind = GX_PTE_FINAL;
+        o->page_bytes = s;
+    } else if (level < f && !cls) {
+        o->kind = GX_PTE_TABLE;
+    }
+    return 1;
+}
+
 /* Entry idx of the table (level, cls) whose entry 0 is at pa0: its kind
  * from the mapping (what gx_vmem_entry gives, seen from this table). */
 static void entry_in_table(gx_vmem *vm, int level, int cls, uint64_t idx, uint64_t pa0,
@@ -325,18 +345,9 @@ static void entry_in_table(gx_vmem *vm, int level, int cls, uint64_t idx, uint64
     gx_ptable *pt = &vm->pt;
     uint32_t sh = entry_shift(pt, level, cls);
     uint64_t va = idx << sh, base = 0, s = gx_vmem_page(vm, va, &base);
-    int si = s ? size_index(pt, s) : -1;
     memset(o, 0, sizeof *o);
-    if (si >= 0) {
-        int f = pt->final_level[si];
-        int scls = s == ((uint64_t)1 << pt->span_shift[f]) ? 0 : 1 + si;
-        if (level == f && scls == cls) {
-            o->kind = GX_PTE_FINAL;
-            o->page_bytes = s;
-        } else if (level < f && !cls) {
-            o->kind = GX_PTE_TABLE;
-        }
-    } else if (!cls && level + 1 < pt->n_levels) {
+    const int page_entry = s && entry_kind(pt, level, cls, s, o);
+    if (!page_entry && !cls && level + 1 < pt->n_levels) { /* a pointer, or nothing mapped */
         uint64_t span = (uint64_t)1 << pt->span_shift[level];
         o->kind = any_mapped(pt, va, span) ? GX_PTE_TABLE : GX_PTE_INVALID;
     }
@@ -360,26 +371,6 @@ static uint64_t block_page(const gx_ptable *pt, uint64_t first, uint64_t last)
     if (i < pt->n_reg && pt->reg[i].base <= last)
         return 0;
     return pt->maps_seen ? 0 : pt->default_page;
-}
-
-/* The kind and page size entry_in_table gives an entry of table (level,
- * cls) whose first VA is in a page of size s (mapped): the same for every
- * entry of a block block_page found uniform. 0 when s is not installable. */
-static int entry_kind(const gx_ptable *pt, int level, int cls, uint64_t s, gx_vmem_pte *o)
-{
-    memset(o, 0, sizeof *o);
-    int si = size_index(pt, s);
-    if (si < 0)
-        return 0;
-    int f = pt->final_level[si];
-    int scls = s == ((uint64_t)1 << pt->span_shift[f]) ? 0 : 1 + si;
-    if (level == f && scls == cls) {
-        o->kind = GX_PTE_FINAL;
-        o->page_bytes = s;
-    } else if (level < f && !cls) {
-        o->kind = GX_PTE_TABLE;
-    }
-    return 1;
 }
 
 /* The aligned fetch block holding entry e of level `level`. */
