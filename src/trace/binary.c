@@ -509,7 +509,9 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
             return v2_end(r, p, i0 + c->records, msg);
         }
         if (end - p >= GX_V2_MAX_RECORD && v2_sm_change(r, &p, &st)) {
-            gx_cols_put(c, &st);
+            gx_cols_put(c, &st); /* and the SM changes after it, without the block's set-up */
+            while (c->n < max && end - p >= GX_V2_MAX_RECORD && v2_sm_change(r, &p, &st))
+                gx_cols_put(c, &st);
             continue;
         }
         int rc = v2_slow(r, &p, &st, i0 + c->records, msg);
