@@ -2,11 +2,14 @@
  * its public API (gx_trace_parse_binary), and the dispatcher gx_trace_parse.
  * The input is tried as given and once behind the magic (GX_TRACE_MAGIC), so
  * the fuzzer reaches the header and record checks without having to guess
- * the magic first. A trace that parses is checked as in fuzz_trace_text.c. */
+ * the magic first. A trace that parses is checked as in fuzz_trace_text.c;
+ * the dispatcher's reading is checked against the column decoder
+ * (cols_check.h). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cols_check.h"
 #include "gpuxray/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,6 +32,10 @@ static void one(const void *buf, size_t len, uint32_t sm_limit, int dispatch)
                       : gx_trace_parse_binary(buf, len, "fuzz", sm_limit, &t, &m);
     if (rc == GX_OK)
         check(&t, sm_limit);
+    /* the column decoder of the same reader must agree (the dispatcher's
+     * reading, or the binary parser's when the bytes are binary) */
+    if (dispatch || gx_trace_is_binary(buf, len))
+        cols_check(buf, len, sm_limit, &t, rc == GX_OK);
     gx_trace_free(&t);
 }
 

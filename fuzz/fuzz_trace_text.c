@@ -3,10 +3,12 @@
  * none, else 1..255) so the limit check is fuzzed too; the rest is the text.
  * A trace that parses is checked for the reader's promise: every record
  * passes gx_trace_check (op, size, SM below the limit, no access wrapping
- * past 2^64, MAP / INV fields). */
+ * past 2^64, MAP / INV fields); and the dispatcher's reading of the same
+ * bytes against the column decoder (cols_check.h). */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cols_check.h"
 #include "gpuxray/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,6 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort(); /* the reader returned a record its own check rejects */
         }
     }
+    gx_trace_free(&t);
+    /* the dispatcher's reading (text unless the bytes say otherwise) against
+     * the column decoder on the same bytes (cols_check.h) */
+    gx_trace_init(&t);
+    int rc = gx_trace_parse((const char *)data + 1, size - 1, "fuzz", sm_limit, &t, &m);
+    cols_check(data + 1, size - 1, sm_limit, &t, rc == GX_OK);
     gx_trace_free(&t);
     return 0;
 }
