@@ -1,0 +1,372 @@
+/* l2_run.c - the L2's specialised batch run (gx_l2_run on the straight
+ * path: uniform topology, no noise, the 16-way tree PLRU / plru-rand cache
+ * instance, at most 4 hash tables), split from l2.c along its seam: the
+ * same model, sector for sector and draw for draw, as gx_l2_access on each
+ * access (tests/test_l2.c checks it against single accesses). The notes of
+ * gx_l2_run_fast below say how; l2.c keeps the general path. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_internal.h"
+#include "l2_internal.h"
+
+/* What gx_l2_run_fast adds to the tally for one access of a given (SM, home
+ * slice, outcome): the latency (level + skew, as finish() in l2.c computes
+ * it), the fixed-point amount gx_cyc_add adds for it, and its histogram bin
+ * (gx_l2_tally_add's rule for bins - 1 = l2->rlat_top). The latency of an
+ * access on the fast path depends on nothing else, so the per-access
+ * arithmetic of gx_l2_tally_add becomes a table read. */
+/* gx_l2_run_fast's outcome of a repeat of the sector before (a hit, no lookup) */
+#define RUN_REPEAT 3
+
+typedef struct run_lat {
+    gx_cyc_sum inc; /* gx_cyc_add(&0, lat) (0 for NaN, whole cycles beyond 2^31) */
+    double lat;
+    uint32_t bin;   /* min(round(lat) half up, negatives 0; rlat_top) (bins are uint32) */
+    uint32_t slice; /* the entry's home slice (the counting mode's slice count) */
+} run_lat;
+
+static uint64_t tally_bin(double lat, uint64_t top)
+{
+    int64_t b = (int64_t)(lat + 0.5); /* as gx_l2_tally_add */
+    uint64_t bin = b > 0 ? (uint64_t)b : 0;
+    return bin < top ? bin : top;
+}
+
+/* One entry of l2->rlat for latency lat. */
+static run_lat run_lat_of(double lat, uint64_t top, uint32_t slice)
+{
+    run_lat e = {{0}, lat, (uint32_t)tally_bin(lat, top), slice};
+    gx_cyc_add(&e.inc, lat);
+    return e;
+}
+
+/* l2->rlat: entry (sm * slices + slice) * 4 + o for every SM and slice, o
+ * the outcome or RUN_REPEAT (a hit); bins clamped to top. */
+static int build_run_lat(gx_l2 *l2, uint64_t top)
+{
+    const size_t rows = (size_t)l2->sm_count * l2->slices;
+    if (!l2->rlat && !(l2->rlat = malloc(rows * 4 * sizeof *l2->rlat)))
+        return GX_ENOMEM;
+    if (!l2->rcnt && !(l2->rcnt = calloc(rows * 4, sizeof *l2->rcnt)))
+        return GX_ENOMEM;
+    const double hitc = l2->level_cycles[GX_L2_NEAR], dramc = l2->level_cycles[GX_L2_DRAM];
+    for (size_t r = 0; r < rows; r++) {
+        const double skew = l2->skew ? (double)l2->skew[r] : 0.0;
+        /* as finish() in l2.c: the skew added only when there is one */
+        const uint32_t sl = (uint32_t)(r % l2->slices);
+        const run_lat hit = run_lat_of(l2->skew ? hitc + skew : hitc, top, sl);
+        const run_lat miss = run_lat_of(l2->skew ? dramc + skew : dramc, top, sl);
+        run_lat *e = &l2->rlat[4 * r];
+        e[GX_CACHE_HIT] = hit;
+        e[GX_CACHE_SECTOR_MISS] = miss;
+        e[GX_CACHE_LINE_MISS] = miss;
+        e[RUN_REPEAT] = hit;
+    }
+    l2->rlat_top = top;
+    l2->rlat_ok = 1;
+    return GX_OK;
+}
+
+#define RUN_BLOCK 512 /* entries per block (4 KiB of locations on the stack) */
+#define RUN_DIRTY 4096 /* the counting mode's entries between folds (16 KiB) */
+#define RUN_DIRECT_RUNS 16 /* runs in the direct mode after a run of ~1 access an entry */
+/* (SM, slice) rows of l2->rlat at most (40 MiB with the counts; the largest
+ * card of the generator, 132 SMs x 1024 slices, takes 21 MiB); beyond,
+ * the general path */
+#define RUN_LAT_MAX_ROWS (1u << 18)
+
+/* A block's location word per entry: set (s * sps + k) in bits 0-31, home
+ * slice in bits 32-61, and once looked up the outcome (or RUN_REPEAT) in
+ * bits 62-63 (gx_l2_run_fast checks that sets fit 32 bits; slices are <= 1024). */
+#define RUN_LOC_SET(x) ((uint32_t)(x))
+#define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3fffffffu)
+#define RUN_LOC_OUT_SHIFT 62
+
+/* The policy's constants for run_lookup16, in the caller's locals: keep /
+ * setm the touch masks (bits & keep | setm), the victim's rng the slice's
+ * stream (rngs[s & rmask]: rmask 0 when the cache has one stream). */
+typedef struct run_pol {
+    uint64_t keep[16], setm[16]; /* ~clear[w], set[w] of gx_policy_fast */
+    uint16_t lm_top[128], lm_low[256]; /* gx_policy_fast's leaf masks (16 ways) */
+    gx_rng *rngs;
+    uint32_t rmask;
+    uint64_t thr;
+    int rand_on, rand_always;
+} run_pol;
+
+/* plru-rand's random victim (gx_pf_rng_below16), out of line: inlined, the
+ * compiler kept the state of the draw before it in registers for it, which
+ * spilled the common path's values. */
+static __attribute__((noinline)) uint32_t run_random_way(gx_rng *r)
+{
+    return gx_pf_rng_below16(r);
+}
+
+/* One lookup (and fill on a miss) of line in the 16-way PLRU set at blk, the
+ * work of gx_caccess_nc_s for GX_CSPEC_PLRU16: the same ways, masks and
+ * policy state, the same draws. Returns the outcome; *evicted counts a
+ * victim. */
+static inline __attribute__((always_inline)) gx_cache_outcome
+run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_pol *pol,
+             uint64_t *evicted)
+{
+    const gx_cview v = {blk, blk + GX_CSPEC_OFF_MASKS, blk + GX_CSPEC_OFF_STATE,
+                        blk + GX_CSPEC_OFF_USED, (uint64_t *)(void *)(blk + GX_CSPEC_OFF_TAGS),
+                        0};
+    uint64_t *const st = (uint64_t *)v.st;
+    const uint8_t fp = gx_cfingerprint(line);
+    int w = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    if (w >= 0) {
+        const uint32_t m = v.masks[w];
+        *st = (*st & pol->keep[w]) | pol->setm[w];
+        if (m & bit)
+            return GX_CACHE_HIT;
+        v.masks[w] = (uint8_t)(m | bit);
+        return GX_CACHE_SECTOR_MISS;
+    }
+    uint32_t u;
+    if (__builtin_expect(*v.used < 16, 0)) { /* as gx_cv_fill: the first invalid way */
+        for (u = 0; u < 16 && v.tags[u] != GX_TAG_INVALID; u++)
+            ;
+        (*v.used)++;
+    } else { /* gx_pf_plru_victim_s, ways16 */
+        const uint64_t bits = *st;
+        gx_rng *r = pol->rngs + (s & pol->rmask);
+        if (pol->rand_on && (pol->rand_always || gx_pf_rng_next(r) < pol->thr))
+            u = run_random_way(r);
+        else
+            u = (uint32_t)__builtin_ctz((uint32_t)pol->lm_top[(bits >> 1) & 0x7f] &
+                                        pol->lm_low[(bits >> 8) & 0xff]);
+        (*evicted)++;
+    }
+    *st = (*st & pol->keep[u]) | pol->setm[u];
+    v.tags[u] = line;
+    v.fps[u] = fp;
+    v.masks[u] = (uint8_t)bit;
+    return GX_CACHE_LINE_MISS;
+}
+
+/* A set's block into the host's caches (gx_cprefetch_s, GX_CSPEC_PLRU16). */
+static inline void run_prefetch(const uint8_t *blk)
+{
+    for (size_t o = 0; o < GX_CSPEC_BLOCK; o += 64)
+        __builtin_prefetch(blk + o, 1, 3);
+}
+
+/* The lookups of one block in order (gx_l2_run_fast's second pass), the set of
+ * the entry RUN_AHEAD ahead prefetched, each entry's outcome put into its
+ * location word. Returns the sector number of the block's last access
+ * (the next block's "access before"). lsh, ssh, smk: constants in the
+ * reference cards' instance. */
+static inline __attribute__((always_inline)) uint64_t
+run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64_t rsec,
+              uint32_t ssh, uint32_t lsh, uint32_t smk, const run_pol *pol, uint64_t *evicted)
+{
+    uint64_t ev = 0;
+    for (size_t q = 0; q < bn && q < RUN_AHEAD; q++)
+        run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[q]) * GX_CSPEC_BLOCK);
+    size_t j;
+/* Entry j's lookup (or repeat), its outcome into loc[j]. */
+#define RUN_ENTRY()                                                                        \
+    do {                                                                                   \
+        const uint64_t p = bp[j], x = loc[j];                                              \
+        if ((p >> ssh) == rsec) {                                                          \
+            loc[j] = x | (uint64_t)RUN_REPEAT << RUN_LOC_OUT_SHIFT;                        \
+            break;                                                                         \
+        }                                                                                  \
+        rsec = p >> ssh;                                                                   \
+        const gx_cache_outcome o =                                                         \
+            run_lookup16(mem + (uint64_t)RUN_LOC_SET(x) * GX_CSPEC_BLOCK, p >> lsh,        \
+                         1u << ((uint32_t)rsec & smk), RUN_LOC_SLICE(x), pol, &ev);        \
+        loc[j] = x | (uint64_t)o << RUN_LOC_OUT_SHIFT;                                     \
+    } while (0)
+    /* the prefetch RUN_AHEAD ahead without a test, then the block's tail */
+    for (j = 0; j + RUN_AHEAD < bn; j++) {
+        run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[j + RUN_AHEAD]) * GX_CSPEC_BLOCK);
+        RUN_ENTRY();
+    }
+    for (; j < bn; j++)
+        RUN_ENTRY();
+#undef RUN_ENTRY
+    *evicted += ev;
+    return rsec;
+}
+
+/* Out of line, each with its own registers (inlined into gx_l2_run_fast, the
+ * statistics' locals spilled the rng state on every victim): the
+ * reference cards' 128-byte lines of four 32-byte sectors, and any. */
+static __attribute__((noinline)) uint64_t run_lookups_128_32(uint8_t *mem, const uint64_t *bp,
+                                                              uint64_t *loc, size_t bn,
+                                                              uint64_t rsec, const run_pol *pol,
+                                                              uint64_t *evicted)
+{
+    return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, evicted);
+}
+
+static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64_t *bp,
+                                                       uint64_t *loc, size_t bn, uint64_t rsec,
+                                                       uint32_t ssh, uint32_t lsh, uint32_t smk,
+                                                       const run_pol *pol, uint64_t *evicted)
+{
+    return run_lookups_s(mem, bp, loc, bn, rsec, ssh, lsh, smk, pol, evicted);
+}
+
+/* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
+ * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
+ * passes, each with few live values (one loop holding everything spilled
+ * the policy's rng state on every victim):
+ * - locate: set and slice of each entry (hashed once, as gx_l2_locate);
+ * - lookups in order (run_lookups_s). An access to the sector of the
+ *   access just before it (no L2 access between them) is a repeat: it
+ *   finds the line in the same way with the sector present (the previous
+ *   access hit it or filled it), so it is a hit, and its policy update,
+ *   the tree-PLRU touch of that way, is idempotent ((bits & ~clear[w]) |
+ *   set[w] twice is once): no lookup;
+ * - statistics: each latency's fixed-point amount, value and bin come from
+ *   l2->rlat by (SM, slice, outcome). Counting mode: an access adds 1 to
+ *   its entry's count (l2->rcnt), an entry's first access notes it, and
+ *   the noted entries are folded in that order (count times the amount,
+ *   the bin and the extremes once) before the list fills and at the end.
+ *   Direct mode, for runs of about one access an entry (many SMs): each
+ *   access added in locals. Both give gx_l2_tally_add's statistics exactly:
+ *   the total is an integer sum, the histogram counts, and the extremes
+ *   keep the first of equal values in both orders (an entry's first access
+ *   comes first). The outcome counts are folded into the cache at the end.
+ * Measured (callgrind, whole `gpuxray sim` process, 1 M 4-byte reads on
+ * seed-ampere-6mb, instructions an access): random 64 MiB 330 -> 246,
+ * random 1 MiB 276 -> 198, stream 83 -> 68; docs/performance.md ("The
+ * single-thread loop"). */
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
+                        size_t n, gx_l2_tally *t)
+{
+    const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
+    const int ref = ssh == 5 && lsh == 7 && smk == 3;
+    const uint32_t slices = l2->slices, sps = l2->sps;
+    gx_cache *const c = l2->cache;
+    uint8_t *const mem = c->mem;
+    const run_lat *const rl = l2->rlat;
+    uint64_t *const hist = t->hist, *const sacc = l2->slice_acc;
+    run_pol pol;
+    for (uint32_t w = 0; w < 16; w++) {
+        pol.keep[w] = ~c->pf.clear[w];
+        pol.setm[w] = c->pf.set[w];
+    }
+    memcpy(pol.lm_top, c->pf.lm_top, sizeof pol.lm_top);
+    memcpy(pol.lm_low, c->pf.lm_low, sizeof pol.lm_low);
+    /* the rng group of set s * sps + k is slice s (gx_l2_new: one group a slice) */
+    pol.rngs = c->rngs ? c->rngs : &c->rng;
+    pol.rmask = c->rngs ? UINT32_MAX : 0;
+    pol.thr = c->pf.rand_thr;
+    pol.rand_on = c->pf.rand_on;
+    pol.rand_always = c->pf.rand_always;
+    gx_cyc_sum total = t->total;
+    double lo = t->lo, hi = t->hi;
+    uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
+    uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
+    uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
+    /* the counting mode: accesses per entry in l2->rcnt, the entries that
+     * went from 0 in dirty[], in the order of their first access */
+    const int counting = l2->rdirect == 0;
+    uint64_t *const cnt = l2->rcnt;
+    uint32_t dirty[RUN_DIRTY];
+    size_t nd = 0, distinct = 0;
+/* Entries dirty[0 .. nd) into the statistics, each with its count, in the
+ * order of their first access (the extremes keep the first of equal
+ * values, as one access after another does); their counts back to 0. */
+#define RUN_FOLD()                                                                         \
+    for (size_t q = 0; q < nd; q++) {                                                      \
+        const uint32_t i = dirty[q];                                                       \
+        const uint64_t k = cnt[i];                                                         \
+        const run_lat *const e = &rl[i];                                                   \
+        cnt[i] = 0;                                                                        \
+        total.v += e->inc.v * (__int128)k;                                                 \
+        lo = e->lat < lo ? e->lat : lo;                                                    \
+        hi = e->lat > hi ? e->lat : hi;                                                    \
+        hist[e->bin] += k;                                                                 \
+        oc[i & 3] += k;                                                                    \
+        sacc[e->slice] += k;                                                               \
+    }
+    for (size_t b0 = 0; b0 < n; b0 += RUN_BLOCK) {
+        const size_t bn = n - b0 < RUN_BLOCK ? n - b0 : RUN_BLOCK;
+        const uint64_t *const bp = pa + b0;
+        const uint32_t *const bm = sm + b0;
+        const uint32_t *const br = rep ? rep + b0 : NULL;
+        for (size_t j = 0; j < bn; j++) {
+            uint32_t s, k;
+            locate_s(l2, bp[j], &s, &k, 1);
+            loc[j] = (uint64_t)s << 32 | (s * sps + k);
+        }
+        rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
+                   : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
+        if (counting) {
+            if (nd > RUN_DIRTY - 2 * RUN_BLOCK) { /* room for this block's new entries */
+                RUN_FOLD();
+                distinct += nd;
+                nd = 0;
+            }
+            for (size_t j = 0; j < bn; j++) {
+                const uint64_t x = loc[j];
+                const uint32_t o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
+                const uint32_t i = 4 * (bm[j] * slices + RUN_LOC_SLICE(x));
+                const uint64_t nrep = br ? br[j] : 0;
+                if (!cnt[i + o]++)
+                    dirty[nd++] = i + o;
+                if (nrep) { /* hits: entry i (the hit's) */
+                    folded += nrep;
+                    if (!cnt[i])
+                        dirty[nd++] = i;
+                    cnt[i] += nrep;
+                }
+            }
+            continue;
+        }
+        for (size_t j = 0; j < bn; j++) {
+            /* a repeat's location is the access before's (the same sector) */
+            const uint64_t x = loc[j];
+            const uint32_t s = RUN_LOC_SLICE(x), o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
+            const run_lat *const e = &rl[4 * ((size_t)bm[j] * slices + s)];
+            const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
+            total.v += e[o].inc.v;
+            lo = e[o].lat < lo ? e[o].lat : lo;
+            hi = e[o].lat > hi ? e[o].lat : hi;
+            hist[e[o].bin]++;
+            oc[o]++;
+            sacc[s] += 1 + nrep;
+            if (nrep) { /* hits of latency e[0], as gx_cyc_add_n adds them */
+                folded += nrep;
+                total.v += e->inc.v * (__int128)nrep;
+                lo = e->lat < lo ? e->lat : lo;
+                hi = e->lat > hi ? e->lat : hi;
+                hist[e->bin] += nrep;
+                oc[GX_CACHE_HIT] += nrep;
+            }
+        }
+    }
+    if (counting) {
+        RUN_FOLD();
+        distinct += nd;
+        /* about one access an entry: the direct mode costs less */
+        if (2 * distinct > n)
+            l2->rdirect = RUN_DIRECT_RUNS;
+    } else {
+        l2->rdirect--;
+    }
+    for (int o = 0; o < 3; o++)
+        c->outcomes[o] += oc[o];
+    c->outcomes[GX_CACHE_HIT] += oc[RUN_REPEAT];
+    c->evictions += evicted;
+    t->total = total;
+    t->lo = lo;
+    t->hi = hi;
+    return n + folded;
+}
+
+int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top)
+{
+    /* sets numbered in 32 bits (RUN_LOC_SET), a table of bounded size
+     * (entries numbered in 32 bits), built for the tally's bins */
+    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
+           (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS &&
+           ((l2->rlat_ok && l2->rlat_top == top) || build_run_lat(l2, top) == GX_OK);
+}
