@@ -547,31 +547,12 @@ static void pipe_cols(gx_tsim *s, const gx_trace_cols *c)
  * counts are taken whole, as gx_tsim_run_cols does). */
 void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
 {
-    struct gx_tsim_par *e = s->par;
-    if (e->pipe) {
+    if (s->par->pipe) {
         pipe_cols(s, c);
-        for (int k = 0; k < 3; k++)
-            s->op_count[k] += c->ops[k];
-        s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
-        s->bytes += c->bytes;
-        return;
-    }
-    const uint32_t smc = s->sm_count;
-    const uint64_t smask = e->sector_mask;
-    size_t jr = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        const uint8_t op = c->op[i];
-        if (op > GX_TRACE_ATOMIC) {
-            gx_tsim_other(s, &c->rec[jr++]);
-            continue;
-        }
-        const uint32_t sm = c->sm[i] < smc ? c->sm[i] : c->sm[i] % smc;
-        if (__builtin_expect((c->addr[i] & smask) + c->size[i] > smask + 1, 0)) {
-            for (uint64_t q = 0; q <= c->rep[i]; q++) /* the entry and its folded repeats */
-                put_sectors(s, c->addr[i], c->size[i], op, sm, 0);
-        } else {
-            (void)put_one(s, c->addr[i], sm, c->rep[i]);
-        }
+    } else {
+        size_t jr = 0;
+        for (size_t i = 0; i < c->n; i++)
+            put_col_entry(s, c, i, &jr);
     }
     for (int k = 0; k < 3; k++)
         s->op_count[k] += c->ops[k];
