@@ -436,22 +436,35 @@ static const char *whole_lines_end(const gx_trace_reader *r)
     return len ? s + len : NULL;
 }
 
-int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg)
+/* A batch's bounds in the buffer: *end past its whole lines (NULL: none
+ * yet, wait for more), *fast_end past the last newline before *end (lines
+ * before it end with a newline inside the batch). GX_OK, or the error of a
+ * line longer than GX_TRACE_MAX_LINE. */
+static int batch_bounds(const gx_trace_reader *r, const char **end, const char **fast_end,
+                        gx_msg *msg)
 {
-    *n = 0;
-    const char *end = whole_lines_end(r);
-    if (!end) {
+    *end = *fast_end = whole_lines_end(r);
+    if (!*end) {
         if ((size_t)(r->end - r->p) >= GX_TRACE_MAX_LINE)
             return gx_fail(msg, GX_EPARSE, "%s:%llu: line longer than %d bytes", r->source,
                            (unsigned long long)r->line + 1, GX_TRACE_MAX_LINE);
         return GX_OK; /* wait for more */
     }
+    const char *p = (const char *)r->p;
+    while (*fast_end > p && (*fast_end)[-1] != '\n')
+        (*fast_end)--;
+    return GX_OK;
+}
+
+int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, gx_msg *msg)
+{
+    *n = 0;
+    const char *end, *fast_end;
+    int rc_bounds = batch_bounds(r, &end, &fast_end, msg);
+    if (rc_bounds || !end)
+        return rc_bounds;
     text_ctx c = {r->source, r->line, r->sm_limit, msg};
     const char *p = (const char *)r->p;
-    /* lines before fast_end end with a newline inside [p, end) */
-    const char *fast_end = end;
-    while (fast_end > p && fast_end[-1] != '\n')
-        fast_end--;
     size_t k = 0;
     while (p < end && k < max) {
         c.line++;
@@ -714,18 +727,12 @@ static int text_line_cols(gx_trace_reader *r, gx_trace_cols *c, text_ctx *tc, co
  * gx_text_decode reads it. The same records, checks and messages. */
 int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
 {
-    const char *end = whole_lines_end(r);
-    if (!end) {
-        if ((size_t)(r->end - r->p) >= GX_TRACE_MAX_LINE)
-            return gx_fail(msg, GX_EPARSE, "%s:%llu: line longer than %d bytes", r->source,
-                           (unsigned long long)r->line + 1, GX_TRACE_MAX_LINE);
-        return GX_OK; /* wait for more */
-    }
+    const char *end, *fast_end;
+    int rc_bounds = batch_bounds(r, &end, &fast_end, msg);
+    if (rc_bounds || !end)
+        return rc_bounds;
     text_ctx tc = {r->source, r->line, r->sm_limit, msg};
     const char *p = (const char *)r->p;
-    const char *fast_end = end;
-    while (fast_end > p && fast_end[-1] != '\n')
-        fast_end--;
     /* lines starting before word_end have 64 bytes readable from their start */
     const char *word_end = p;
     if (r->end - r->p > 64)
