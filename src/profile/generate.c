@@ -77,18 +77,12 @@ static uint64_t new_mask(gx_rng *r, uint64_t basis[64], int lo, int wmin, int wm
     return 0;
 }
 
-static void pick_slices(gx_rng *r, const gx_generate_opts *o, shape *s)
+/* The slice count of shape s, whose topology and partitions are drawn:
+ * per partition a power of two half the time, else any count, up to maxs /
+ * partitions (at least 1); a uniform card then takes 1, 2 or 4 partitions
+ * that divide its slices. */
+void gx_gen_slice_count(gx_rng *r, uint32_t maxs, shape *s)
 {
-    uint32_t maxs = o->max_slices ? o->max_slices : 128;
-    if (gx_rng_uniform(r) < 0.4) {
-        s->topo = GX_TOPO_NEAR_FAR;
-        s->partitions = gx_rng_uniform(r) < 0.7 ? 2 : 4;
-        if (s->partitions > maxs)
-            s->partitions = 2;
-    } else {
-        s->topo = GX_TOPO_UNIFORM;
-        s->partitions = 1;
-    }
     uint32_t per_max = maxs / s->partitions;
     if (per_max < 1)
         per_max = 1;
@@ -106,10 +100,25 @@ static void pick_slices(gx_rng *r, const gx_generate_opts *o, shape *s)
         /* partitions 1, 2 or 4, dividing the slices */
         uint32_t opts[3], n = 0;
         for (uint32_t p = 1; p <= 4; p *= 2)
-            if (s->slices % p == 0 && p <= s->slices)
+            if (s->slices % p == 0)
                 opts[n++] = p;
         s->partitions = opts[gx_rng_below(r, n)];
     }
+}
+
+static void pick_slices(gx_rng *r, const gx_generate_opts *o, shape *s)
+{
+    uint32_t maxs = o->max_slices ? o->max_slices : 128;
+    if (gx_rng_uniform(r) < 0.4) {
+        s->topo = GX_TOPO_NEAR_FAR;
+        s->partitions = gx_rng_uniform(r) < 0.7 ? 2 : 4;
+        if (s->partitions > maxs)
+            s->partitions = 2;
+    } else {
+        s->topo = GX_TOPO_UNIFORM;
+        s->partitions = 1;
+    }
+    gx_gen_slice_count(r, maxs, s);
 }
 
 /* Draw a shape; 0 when it breaks a constraint (the caller redraws). */

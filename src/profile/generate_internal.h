@@ -66,6 +66,8 @@ static inline uint64_t random_bits(gx_rng *r, int lo, int hi, int weight)
 /* The balanced slice table of a non-power-of-two slice count (generate.c):
  * 2^k entries, shuffled with r. 0, or -1 out of memory. */
 int gx_gen_slice_table(gx_rng *r, uint32_t slices, int k, gx_hash_fn *sh);
+/* The slice count (and a uniform card's partitions) of s (generate.c). */
+void gx_gen_slice_count(gx_rng *r, uint32_t maxs, shape *s);
 /* The widened mode (generate_wide.c): 0 = constraint broken (redraw),
  * 1 = drawn, -1 = out of memory (make_hashes). */
 int gx_gen_wide_shape(gx_rng *r, const gx_generate_opts *o, shape *s);

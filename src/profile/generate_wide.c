@@ -50,24 +50,7 @@ static void wide_slices(gx_rng *r, const gx_generate_opts *o, shape *s)
         s->copy_to_near = gx_rng_uniform(r) < WIDE_COPY_SHARE;
         s->victims_to_far = s->copy_to_near && gx_rng_uniform(r) < 0.5;
     }
-    uint32_t per_max = maxs / s->partitions;
-    uint32_t per;
-    if (gx_rng_uniform(r) < 0.5) {
-        int top = 0;
-        while (((uint32_t)2 << top) <= per_max)
-            top++;
-        per = (uint32_t)1 << urange(r, 0, (uint64_t)top);
-    } else {
-        per = (uint32_t)urange(r, 1, per_max);
-    }
-    s->slices = per * s->partitions;
-    if (s->topo == GX_TOPO_UNIFORM) {
-        uint32_t opts[3], n = 0;
-        for (uint32_t p = 1; p <= 4; p *= 2)
-            if (s->slices % p == 0)
-                opts[n++] = p;
-        s->partitions = opts[gx_rng_below(r, n)];
-    }
+    gx_gen_slice_count(r, maxs, s);
 }
 
 int gx_gen_wide_shape(gx_rng *r, const gx_generate_opts *o, shape *s)
