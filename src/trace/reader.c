@@ -163,6 +163,17 @@ static int decode(gx_trace_reader *r, gx_trace_rec *buf, size_t max, size_t *n, 
     }
 }
 
+/* A decoder's error ends the stream: the file closed, later calls refused
+ * (fd -2: no resuming). Returns rc. */
+static int stop_after_error(gx_trace_reader *r, int rc)
+{
+    if (r->own_fd)
+        close(r->fd);
+    r->own_fd = 0;
+    r->fd = -2;
+    return rc;
+}
+
 int gx_trace_reader_next(gx_trace_reader *r, gx_trace_rec *buf, size_t max, size_t *n,
                          gx_msg *msg)
 {
@@ -175,13 +186,8 @@ int gx_trace_reader_next(gx_trace_reader *r, gx_trace_rec *buf, size_t max, size
     while (got < max && !r->done) {
         size_t k = 0;
         int rc = decode(r, buf + got, max - got, &k, msg);
-        if (rc) {
-            if (r->own_fd)
-                close(r->fd);
-            r->own_fd = 0;
-            r->fd = -2; /* failed: no resuming */
-            return rc;
-        }
+        if (rc)
+            return stop_after_error(r, rc);
         got += k;
         r->index += k;
         if (got == max || r->done)
@@ -261,13 +267,8 @@ int gx_trace_reader_next_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
         int rc = r->fmt == GX_TRACE_BINARY ? gx_v2_decode_cols(r, c, msg)
                                            : gx_text_decode_cols(r, c, msg);
         r->index += c->records - before;
-        if (rc) {
-            if (r->own_fd)
-                close(r->fd);
-            r->own_fd = 0;
-            r->fd = -2; /* failed: no resuming */
-            return rc;
-        }
+        if (rc)
+            return stop_after_error(r, rc);
         if (c->n == c->cap || r->done)
             break;
         if (c->records == before && r->eof && !r->done)
