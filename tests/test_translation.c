@@ -203,6 +203,49 @@ static void test_2m_entry_covers_its_page(void **state)
     gx_profile_free(p);
 }
 
+/* One level of 8 sets: 16 pages 8 pages apart fill one set of a modulo
+ * index (8 ways: a cyclic pass misses all 16) and two pages per set of the
+ * xor index (page k's entry 8k folds to (k & 7) ^ (k >> 3): a second pass
+ * hits all 16). With 1 way, pages 0 and 9 share set 0 under xor (1 ^ 1 = 0)
+ * and sets 0 and 1 under modulo. */
+static uint64_t l1_hits_of(gx_tlb_index idx, uint32_t ways, const uint64_t *pages, int n)
+{
+    gx_profile *p = vega(128, 4 * KiB);
+    p->tlb.n_levels = 1;
+    set_level(&p->tlb.levels[0], "L1", 8 * ways, ways, 1);
+    p->tlb.levels[0].set_index = idx;
+    gx_memsys *ms = mk(p);
+    const uint64_t base = 1ULL << 40;
+    for (int i = 0; i < n; i++)
+        (void)one(ms, base + pages[i] * 4 * KiB, 0);
+    uint64_t hits = stats(ms).level[0].hits;
+    gx_memsys_free(ms);
+    gx_profile_free(p);
+    return hits;
+}
+
+static void test_xor_index(void **state)
+{
+    (void)state;
+    uint64_t pages[32];
+    for (int i = 0; i < 32; i++)
+        pages[i] = 8 * (uint64_t)(i % 16);
+    assert_int_equal(l1_hits_of(GX_TLB_INDEX_MODULO, 8, pages, 32), 0);
+    assert_int_equal(l1_hits_of(GX_TLB_INDEX_DEFAULT, 8, pages, 32), 0);
+    assert_int_equal(l1_hits_of(GX_TLB_INDEX_XOR, 8, pages, 32), 16);
+    const uint64_t pair[] = {0, 9, 0};
+    assert_int_equal(l1_hits_of(GX_TLB_INDEX_MODULO, 1, pair, 3), 1);
+    assert_int_equal(l1_hits_of(GX_TLB_INDEX_XOR, 1, pair, 3), 0);
+    /* sets not a power of two: refused, naming the field */
+    gx_profile *p = vega(128, 4 * KiB);
+    set_level(&p->tlb.levels[0], "L1", 24, 8, 1);
+    p->tlb.levels[0].set_index = GX_TLB_INDEX_XOR;
+    gx_msg m;
+    assert_int_not_equal(gx_profile_validate(p, &m), GX_OK);
+    assert_non_null(strstr(m.text, "tlb.levels[0].index"));
+    gx_profile_free(p);
+}
+
 /* The page-size predictor (4 bits, from 0, predicts 2 MiB at >= 8): 20
  * instructions on 2 MiB pages mispredict exactly the first 8 (the counter
  * then climbs to 15 and stays); 20 more on 4 KiB pages mispredict exactly
@@ -433,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_invalidation_empties_pwcs),
         cmocka_unit_test(test_one_walker_queues),
         cmocka_unit_test(test_bad_config_named),
+        cmocka_unit_test(test_xor_index),
         cmocka_unit_test(test_golden_mixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

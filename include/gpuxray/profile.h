@@ -87,6 +87,16 @@ typedef enum gx_sharing {
     GX_SHARE_GPU
 } gx_sharing;
 
+/* How a TLB level picks a set from e = VA / entry_bytes. JSON absent (=
+ * modulo), "modulo": e mod sets, or "xor": the XOR of e's successive
+ * log2(sets)-bit chunks (sets a power of two), which spreads every
+ * power-of-two stride of entries evenly over the sets. */
+typedef enum gx_tlb_index {
+    GX_TLB_INDEX_DEFAULT = 0, /* absent: modulo */
+    GX_TLB_INDEX_MODULO,
+    GX_TLB_INDEX_XOR
+} gx_tlb_index;
+
 typedef struct gx_small_cache_cfg { /* a page-walk cache (JSON: an object, or null = none) */
     int present;
     uint32_t entries, ways;         /* ways == entries: fully associative */
@@ -101,6 +111,7 @@ typedef struct gx_tlb_level_cfg {   /* tlb.levels[i], i = 0 nearest the SM */
                                        reach (e.g. 1 MiB = 16 x 64 KiB with per-page valid
                                        bits, 32 MiB) */
     gx_sharing sharing;
+    gx_tlb_index set_index;         /* set index function (default modulo) */
     double hit_latency_cycles;      /* latency of a hit at this level (model input) */
     double miss_cycles;             /* measured: extra latency of missing this level and
                                        hitting the next one (or walking, after the last);

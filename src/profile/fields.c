@@ -24,6 +24,7 @@
 
 static const char *const gx_topology_names[] = {"", "uniform", "near-far", NULL};
 static const char *const gx_sharing_names[] = {"", "sm", "tpc", "gpc", "gpu", NULL};
+static const char *const gx_tlb_index_names[] = {"", "modulo", "xor", NULL};
 
 #define OFF(g, m) offsetof(gx_fg_##g, m)
 #define MSIZE(g, m) sizeof(((gx_fg_##g *)0)->m)

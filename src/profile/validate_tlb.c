@@ -235,11 +235,31 @@ static int rule_predicted_sizes(const gx_vctx *v)
     return GX_OK;
 }
 
+/* The xor index folds VA / entry_bytes in log2(sets)-bit chunks: sets must
+ * be a power of two. */
+static int rule_xor_index_sets(const gx_vctx *v)
+{
+    const gx_tlb_cfg *t = &v->p->tlb;
+    for (int i = 0; i < t->n_levels; i++) {
+        const gx_tlb_level_cfg *l = &t->levels[i];
+        if (l->set_index != GX_TLB_INDEX_XOR || !l->ways || !l->entries || l->entries % l->ways)
+            continue;
+        uint32_t sets = l->entries / l->ways;
+        if (sets & (sets - 1)) {
+            char f[48];
+            snprintf(f, sizeof f, "tlb.levels[%d].index", i);
+            return BAD(f, "\"xor\" needs a power-of-two number of sets, not entries / ways = "
+                       "%u / %u = %u", l->entries, l->ways, sets);
+        }
+    }
+    return GX_OK;
+}
+
 static const gx_vrule TLB_RULES[] = {
     rule_page_sizes_ascending, rule_default_page_installable, rule_region_shape,
     rule_regions_disjoint,     rule_level_bits_fit_va,        rule_fetch_bytes,
     rule_ways_divide_entries,  rule_ways_bound,               rule_entry_bytes_pages,
-    rule_sharing_domains,      rule_predicted_sizes,
+    rule_sharing_domains,      rule_predicted_sizes,          rule_xor_index_sets,
 };
 
 int gx_vrule_tlb(const gx_vctx *v)

@@ -4,8 +4,9 @@
  * serves SMs [k * domain, (k + 1) * domain). Each instance has entries / ways
  * sets of `ways` ways in one gx_cache or gx_salru (instance k owns sets
  * k * sets ..). A tag is (VA / reach) with the page-size index in its low 3
- * bits; the set is (VA / reach) mod sets; the sector is the page within the
- * entry.
+ * bits; the set is (VA / reach) mod sets, or with the xor index the XOR of
+ * (VA / reach)'s successive log2(sets)-bit chunks; the sector is the page
+ * within the entry.
  *
  * Notes: the level's policy comes from the registry (policy.h), "lru" when
  * the profile gives none; ways are limited to the registry's 64. With lru
@@ -33,6 +34,7 @@ struct gx_tlb {
     uint32_t sets, domain, instances;
     uint32_t set_mask;  /* sets - 1 when sets is a power of two */
     int set_div;        /* sets is not a power of two: the set by a division */
+    uint32_t xor_bits;  /* xor index: log2(sets) (> 0); 0 the modulo index */
     uint32_t n_base;    /* SMs with a precomputed first set */
     uint64_t *set_base; /* the first set of SM i's instance, i < n_base */
     int n_sizes;
@@ -109,6 +111,15 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
     }
     tlb->set_div = !gx_is_pow2_u64(tlb->sets);
     tlb->set_mask = tlb->sets - 1;
+    if (l->set_index == GX_TLB_INDEX_XOR && tlb->sets > 1) {
+        if (tlb->set_div) {
+            uint32_t sets = tlb->sets;
+            free(tlb);
+            return gx_fail(msg, GX_ECONFIG, "tlb.levels[%s].index: xor needs a power-of-two "
+                           "number of sets, not %u", l->name, sets);
+        }
+        tlb->xor_bits = (uint32_t)gx_log2_u64(tlb->sets);
+    }
     tlb->n_base = sm_count ? sm_count : 1;
     tlb->set_base = malloc((size_t)tlb->n_base * sizeof *tlb->set_base);
     if (!tlb->set_base) {
@@ -166,11 +177,21 @@ static inline uint64_t set_base(const gx_tlb *tlb, uint32_t sm)
 
 /* Set, tag and sector of va for page size index s in the instance whose
  * first set is base. */
+/* The xor index: e's successive xor_bits-bit chunks XORed together. */
+static inline uint64_t xor_fold(uint64_t e, uint32_t bits, uint32_t mask)
+{
+    uint64_t x = 0;
+    for (; e; e >>= bits)
+        x ^= e;
+    return x & mask;
+}
+
 static inline void place(const gx_tlb *tlb, uint64_t base, uint64_t va, int s, uint64_t *set,
                          uint64_t *tag, uint32_t *sector)
 {
     uint64_t e = va >> tlb->reach_shift[s];
-    *set = base + (tlb->set_div ? e % tlb->sets : e & tlb->set_mask);
+    *set = base + (tlb->xor_bits ? xor_fold(e, tlb->xor_bits, tlb->set_mask)
+                   : tlb->set_div ? e % tlb->sets : e & tlb->set_mask);
     *tag = e << 3 | (uint64_t)s;
     *sector = (uint32_t)(va >> tlb->size_shift[s]) & tlb->sector_mask[s];
 }
