@@ -208,12 +208,19 @@ static void test_2m_entry_covers_its_page(void **state)
  * xor index (page k's entry 8k folds to (k & 7) ^ (k >> 3): a second pass
  * hits all 16). With 1 way, pages 0 and 9 share set 0 under xor (1 ^ 1 = 0)
  * and sets 0 and 1 under modulo. */
-static uint64_t l1_hits_of(gx_tlb_index idx, uint32_t ways, const uint64_t *pages, int n)
+static uint64_t l1_hits_masked(gx_tlb_index idx, uint32_t ways, const uint64_t *pages, int n,
+                               const uint64_t *masks)
 {
     gx_profile *p = vega(128, 4 * KiB);
     p->tlb.n_levels = 1;
     set_level(&p->tlb.levels[0], "L1", 8 * ways, ways, 1);
     p->tlb.levels[0].set_index = idx;
+    if (masks) {
+        p->tlb.levels[0].n_set_masks = 3;
+        memcpy(p->tlb.levels[0].set_masks, masks, 3 * sizeof *masks);
+    }
+    gx_msg vm;
+    assert_int_equal(gx_profile_validate(p, &vm), GX_OK);
     gx_memsys *ms = mk(p);
     const uint64_t base = 1ULL << 40;
     for (int i = 0; i < n; i++)
@@ -222,6 +229,11 @@ static uint64_t l1_hits_of(gx_tlb_index idx, uint32_t ways, const uint64_t *page
     gx_memsys_free(ms);
     gx_profile_free(p);
     return hits;
+}
+
+static uint64_t l1_hits_of(gx_tlb_index idx, uint32_t ways, const uint64_t *pages, int n)
+{
+    return l1_hits_masked(idx, ways, pages, n, NULL);
 }
 
 static void test_xor_index(void **state)
@@ -236,6 +248,16 @@ static void test_xor_index(void **state)
     const uint64_t pair[] = {0, 9, 0};
     assert_int_equal(l1_hits_of(GX_TLB_INDEX_MODULO, 1, pair, 3), 1);
     assert_int_equal(l1_hits_of(GX_TLB_INDEX_XOR, 1, pair, 3), 0);
+    /* set_masks: bits 0, 1, 2 alone are the modulo index; the masks of the
+     * 3-bit fold (bit i of every chunk, 16 chunks of e) are the fold */
+    const uint64_t mod_masks[] = {1, 2, 4};
+    uint64_t fold_masks[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 16; c++)
+            fold_masks[i] |= 1ULL << (3 * c + i);
+    assert_int_equal(l1_hits_masked(GX_TLB_INDEX_XOR, 8, pages, 32, mod_masks), 0);
+    assert_int_equal(l1_hits_masked(GX_TLB_INDEX_XOR, 8, pages, 32, fold_masks), 16);
+    assert_int_equal(l1_hits_masked(GX_TLB_INDEX_XOR, 1, pair, 3, fold_masks), 0);
     /* sets not a power of two: refused, naming the field */
     gx_profile *p = vega(128, 4 * KiB);
     set_level(&p->tlb.levels[0], "L1", 24, 8, 1);
@@ -243,6 +265,18 @@ static void test_xor_index(void **state)
     gx_msg m;
     assert_int_not_equal(gx_profile_validate(p, &m), GX_OK);
     assert_non_null(strstr(m.text, "tlb.levels[0].index"));
+    /* masks without the xor index, or not one per set bit: refused */
+    set_level(&p->tlb.levels[0], "L1", 64, 8, 1);
+    p->tlb.levels[0].n_set_masks = 3;
+    p->tlb.levels[0].set_masks[0] = 1;
+    p->tlb.levels[0].set_masks[1] = 2;
+    p->tlb.levels[0].set_masks[2] = 4;
+    assert_int_not_equal(gx_profile_validate(p, &m), GX_OK);
+    assert_non_null(strstr(m.text, "tlb.levels[0].set_masks"));
+    p->tlb.levels[0].set_index = GX_TLB_INDEX_XOR;
+    p->tlb.levels[0].n_set_masks = 2;
+    assert_int_not_equal(gx_profile_validate(p, &m), GX_OK);
+    assert_non_null(strstr(m.text, "tlb.levels[0].set_masks"));
     gx_profile_free(p);
 }
 

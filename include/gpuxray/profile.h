@@ -87,10 +87,13 @@ typedef enum gx_sharing {
     GX_SHARE_GPU
 } gx_sharing;
 
+#define GX_MAX_TLB_SET_MASKS 24 /* sets of one instance up to 2^24 (entries <= 2^24) */
+
 /* How a TLB level picks a set from e = VA / entry_bytes. JSON absent (=
  * modulo), "modulo": e mod sets, or "xor": the XOR of e's successive
  * log2(sets)-bit chunks (sets a power of two), which spreads every
- * power-of-two stride of entries evenly over the sets. */
+ * power-of-two stride of entries evenly over the sets; with set_masks, set
+ * bit i is the parity of e & set_masks[i] instead (any XOR hash). */
 typedef enum gx_tlb_index {
     GX_TLB_INDEX_DEFAULT = 0, /* absent: modulo */
     GX_TLB_INDEX_MODULO,
@@ -112,6 +115,8 @@ typedef struct gx_tlb_level_cfg {   /* tlb.levels[i], i = 0 nearest the SM */
                                        bits, 32 MiB) */
     gx_sharing sharing;
     gx_tlb_index set_index;         /* set index function (default modulo) */
+    int n_set_masks;                /* xor index: 0 = the fold, else log2(sets) masks */
+    uint64_t set_masks[GX_MAX_TLB_SET_MASKS]; /* set bit i = parity(e & set_masks[i]) */
     double hit_latency_cycles;      /* latency of a hit at this level (model input) */
     double miss_cycles;             /* measured: extra latency of missing this level and
                                        hitting the next one (or walking, after the last);

@@ -255,11 +255,36 @@ static int rule_xor_index_sets(const gx_vctx *v)
     return GX_OK;
 }
 
+/* set_masks: one mask per set bit, and only for the xor index. */
+static int rule_set_masks(const gx_vctx *v)
+{
+    const gx_tlb_cfg *t = &v->p->tlb;
+    for (int i = 0; i < t->n_levels; i++) {
+        const gx_tlb_level_cfg *l = &t->levels[i];
+        if (!l->n_set_masks)
+            continue;
+        char f[48];
+        snprintf(f, sizeof f, "tlb.levels[%d].set_masks", i);
+        if (l->set_index != GX_TLB_INDEX_XOR)
+            return BAD(f, "given, but index is not \"xor\"");
+        if (!l->ways || !l->entries || l->entries % l->ways)
+            continue;
+        uint32_t sets = l->entries / l->ways, bits = 0;
+        while ((1u << bits) < sets)
+            bits++;
+        if ((uint32_t)l->n_set_masks != bits)
+            return BAD(f, "%d masks, but entries / ways = %u sets need %u", l->n_set_masks, sets,
+                       bits);
+    }
+    return GX_OK;
+}
+
 static const gx_vrule TLB_RULES[] = {
     rule_page_sizes_ascending, rule_default_page_installable, rule_region_shape,
     rule_regions_disjoint,     rule_level_bits_fit_va,        rule_fetch_bytes,
     rule_ways_divide_entries,  rule_ways_bound,               rule_entry_bytes_pages,
     rule_sharing_domains,      rule_predicted_sizes,          rule_xor_index_sets,
+    rule_set_masks,
 };
 
 int gx_vrule_tlb(const gx_vctx *v)

@@ -5,8 +5,9 @@
  * sets of `ways` ways in one gx_cache or gx_salru (instance k owns sets
  * k * sets ..). A tag is (VA / reach) with the page-size index in its low 3
  * bits; the set is (VA / reach) mod sets, or with the xor index the XOR of
- * (VA / reach)'s successive log2(sets)-bit chunks; the sector is the page
- * within the entry.
+ * (VA / reach)'s successive log2(sets)-bit chunks (or, given set_masks, set
+ * bit i = the parity of (VA / reach) & set_masks[i]); the sector is the
+ * page within the entry.
  *
  * Notes: the level's policy comes from the registry (policy.h), "lru" when
  * the profile gives none; ways are limited to the registry's 64. With lru
@@ -35,6 +36,8 @@ struct gx_tlb {
     uint32_t set_mask;  /* sets - 1 when sets is a power of two */
     int set_div;        /* sets is not a power of two: the set by a division */
     uint32_t xor_bits;  /* xor index: log2(sets) (> 0); 0 the modulo index */
+    int n_masks;        /* xor index by masks: set bit i = parity(e & masks[i]) */
+    uint64_t masks[GX_MAX_TLB_SET_MASKS];
     uint32_t n_base;    /* SMs with a precomputed first set */
     uint64_t *set_base; /* the first set of SM i's instance, i < n_base */
     int n_sizes;
@@ -119,6 +122,16 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
                            "number of sets, not %u", l->name, sets);
         }
         tlb->xor_bits = (uint32_t)gx_log2_u64(tlb->sets);
+        if (l->n_set_masks) {
+            if ((uint32_t)l->n_set_masks != tlb->xor_bits) {
+                uint32_t sets = tlb->sets;
+                free(tlb);
+                return gx_fail(msg, GX_ECONFIG, "tlb.levels[%s].set_masks: %d masks for %u sets",
+                               l->name, l->n_set_masks, sets);
+            }
+            tlb->n_masks = l->n_set_masks;
+            memcpy(tlb->masks, l->set_masks, sizeof tlb->masks);
+        }
     }
     tlb->n_base = sm_count ? sm_count : 1;
     tlb->set_base = malloc((size_t)tlb->n_base * sizeof *tlb->set_base);
@@ -186,12 +199,27 @@ static inline uint64_t xor_fold(uint64_t e, uint32_t bits, uint32_t mask)
     return x & mask;
 }
 
+/* The xor index by masks: bit i the parity of e's bits under mask i. */
+static inline uint64_t xor_masks(const gx_tlb *tlb, uint64_t e)
+{
+    uint64_t x = 0;
+    for (int i = 0; i < tlb->n_masks; i++)
+        x |= (uint64_t)__builtin_parityll(e & tlb->masks[i]) << i;
+    return x;
+}
+
+static inline uint64_t set_of(const gx_tlb *tlb, uint64_t e)
+{
+    if (tlb->xor_bits)
+        return tlb->n_masks ? xor_masks(tlb, e) : xor_fold(e, tlb->xor_bits, tlb->set_mask);
+    return tlb->set_div ? e % tlb->sets : e & tlb->set_mask;
+}
+
 static inline void place(const gx_tlb *tlb, uint64_t base, uint64_t va, int s, uint64_t *set,
                          uint64_t *tag, uint32_t *sector)
 {
     uint64_t e = va >> tlb->reach_shift[s];
-    *set = base + (tlb->xor_bits ? xor_fold(e, tlb->xor_bits, tlb->set_mask)
-                   : tlb->set_div ? e % tlb->sets : e & tlb->set_mask);
+    *set = base + set_of(tlb, e);
     *tag = e << 3 | (uint64_t)s;
     *sector = (uint32_t)(va >> tlb->size_shift[s]) & tlb->sector_mask[s];
 }
