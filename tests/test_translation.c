@@ -280,6 +280,41 @@ static void test_xor_index(void **state)
     gx_profile_free(p);
 }
 
+/* tlb.hit_fills_entry: a deeper level's hit returns its whole entry. 2 MiB
+ * pages, entries of 32 MiB (16 pages, all filled by one walk: a 128-byte
+ * fetch holds 16 PTEs), L1 one entry, L2 64. A0 walks (both levels get
+ * A's 16 pages), B0 walks (L1 now B), A1 misses L1 and hits L2, which
+ * copies A's 16 pages into L1: A2 hits L1. Without the flag L1 gets A1
+ * alone and A2 misses it (and hits L2). */
+static void hits_after_copy(int fills, uint64_t want_l1, uint64_t want_l2)
+{
+    gx_profile *p = vega(128, 2 * MiB);
+    p->tlb.n_levels = 2;
+    p->tlb.hit_fills_entry = fills;
+    set_level(&p->tlb.levels[0], "L1", 1, 1, 1);
+    set_level(&p->tlb.levels[1], "L2", 64, 64, 10);
+    p->tlb.levels[0].entry_bytes = p->tlb.levels[1].entry_bytes = 32 * MiB;
+    gx_memsys *ms = mk(p);
+    const uint64_t a = 1ULL << 40, b = a + 32 * MiB;
+    const uint64_t seq[] = {a, b, a + 2 * MiB, a + 4 * MiB};
+    for (int i = 0; i < 4; i++)
+        (void)one(ms, seq[i], 0);
+    gx_translation_stats st = stats(ms);
+    assert_int_equal(st.walker.walks, 2);
+    assert_int_equal(st.level[0].hits, want_l1);
+    assert_int_equal(st.level[1].hits, want_l2);
+    gx_memsys_free(ms);
+    gx_profile_free(p);
+}
+
+static void test_hit_fills_entry(void **state)
+{
+    (void)state;
+    hits_after_copy(1, 1, 1);
+    hits_after_copy(0, 0, 2);
+    hits_after_copy(-1, 0, 2);
+}
+
 /* The page-size predictor (4 bits, from 0, predicts 2 MiB at >= 8): 20
  * instructions on 2 MiB pages mispredict exactly the first 8 (the counter
  * then climbs to 15 and stays); 20 more on 4 KiB pages mispredict exactly
@@ -511,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_one_walker_queues),
         cmocka_unit_test(test_bad_config_named),
         cmocka_unit_test(test_xor_index),
+        cmocka_unit_test(test_hit_fills_entry),
         cmocka_unit_test(test_golden_mixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

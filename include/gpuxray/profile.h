@@ -132,6 +132,9 @@ typedef struct gx_va_region {
 typedef struct gx_tlb_cfg {
     int present;                    /* 0: "tlb" absent or null = no translation modelled */
     uint32_t sms_per_tpc, sms_per_gpc; /* sharing domains (0 = unknown) */
+    int hit_fills_entry;            /* 1: a hit at a deeper level fills the nearer ones with
+                                       every valid page of its entry; 0 / -1 (absent): with
+                                       the page looked up only */
     /* page table (tlb.page_table) */
     int n_page_sizes;
     uint64_t page_sizes[GX_MAX_PAGE_SIZES]; /* installable sizes, ascending */

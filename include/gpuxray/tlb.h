@@ -37,6 +37,12 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
 /* Add page nb_va (same size) to the entry of va when one entry covers both. */
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes);
+/* The pages of size page_bytes that the entry holding va has valid: bit k
+ * is the page *entry_va + k * page_bytes (*entry_va: va aligned to the
+ * entry's reach); 0 when no entry holds va's tag. No state changes (a
+ * hit's entry copied into nearer levels). */
+uint32_t gx_tlb_entry_pages(const gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes,
+                            uint64_t *entry_va);
 /* 1 when some page size's entry covers several pages (else fill_neighbour
  * never adds anything). */
 int gx_tlb_takes_neighbours(const gx_tlb *tlb);

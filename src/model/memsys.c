@@ -50,6 +50,7 @@ static int build_translation(gx_memsys *ms, const gx_profile *p, uint64_t seed, 
             return rc;
         ms->hit_lat[j] = l->hit_latency_cycles;
         ms->nb_levels |= (uint32_t)gx_tlb_takes_neighbours(ms->tlb[j]) << j;
+        ms->copy_entry = p->tlb.hit_fills_entry > 0;
         snprintf(ms->level_name[j], sizeof ms->level_name[j], "%s",
                  l->name[0] ? l->name : "L?");
         if (gx_slots_init(&ms->slots[j], l->outstanding_misses))
@@ -262,6 +263,23 @@ static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
     }
 }
 
+/* tlb.hit_fills_entry: a hit at level `hit` returns its whole entry, whose
+ * other valid pages go into the nearer levels whose entries cover several
+ * pages (as a walk's neighbours do). */
+static void copy_entry(gx_memsys *ms, uint32_t sm, uint64_t va, uint64_t page_bytes, int hit)
+{
+    uint64_t base;
+    uint32_t m = gx_tlb_entry_pages(ms->tlb[hit], sm, va, page_bytes, &base);
+    for (; m; m &= m - 1) {
+        uint64_t nb = base + (uint64_t)__builtin_ctz(m) * page_bytes;
+        if (nb == (va & ~(page_bytes - 1)))
+            continue;
+        for (int j = 0; j < hit; j++)
+            if (ms->nb_levels >> j & 1u)
+                gx_tlb_fill_neighbour(ms->tlb[j], sm, va, nb, page_bytes);
+    }
+}
+
 /* translate after a first-level miss (c: the cycles so far). */
 static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va, uint32_t sm,
                                                      double t, double c, xlate *x)
@@ -294,6 +312,8 @@ static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va,
         x->page_base = va & ~(s - 1);
         for (int j = 0; j < hit; j++)
             gx_tlb_fill(ms->tlb[j], sm, va, s);
+        if (ms->copy_entry && (ms->nb_levels & ((1u << hit) - 1)))
+            copy_entry(ms, sm, va, s, hit);
     } else {
         gx_walk *w = &x->w;
         gx_walker_walk(ms->walker, va, sm, t + c, w);

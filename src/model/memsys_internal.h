@@ -22,6 +22,7 @@ struct gx_memsys {
     gx_tlb *tlb[GX_MAX_TLB_LEVELS];
     double hit_lat[GX_MAX_TLB_LEVELS];
     uint32_t nb_levels; /* bit j: level j's entries cover several pages (take neighbours) */
+    int copy_entry;     /* tlb.hit_fills_entry */
     gx_slots slots[GX_MAX_TLB_LEVELS]; /* outstanding misses of each level (n 0: unlimited) */
     char level_name[GX_MAX_TLB_LEVELS][16];
     gx_walker *walker;

@@ -59,6 +59,7 @@ void gx_tlb_cfg_init(gx_tlb_cfg *t)
 {
     memset(t, 0, sizeof *t);
     t->pte_bytes = GX_TLB_DEFAULT_PTE_BYTES;
+    t->hit_fills_entry = -1;
     for (int i = 0; i < GX_MAX_TLB_LEVELS; i++)
         gx_tlb_level_init(&t->levels[i]);
     t->walker.fixed_read_cycles = NAN;

@@ -112,6 +112,13 @@ static inline int gx_salru_probe(gx_salru *c, uint32_t set, uint64_t tag, uint32
     return 1;
 }
 
+/* The valid mask of tag's line in set, 0 when absent; no state change. */
+static inline uint32_t gx_salru_mask(const gx_salru *c, uint32_t set, uint64_t tag)
+{
+    uint32_t s = gx_salru_find(c, gx_salru_home(c, set, tag), set, tag);
+    return s == GX_SALRU_NIL ? 0 : c->slots[s].mask;
+}
+
 /* OR mask into tag's line in set (allocating it, evicting the set's least
  * recently used line when full); the line becomes the most recently used. */
 void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask);

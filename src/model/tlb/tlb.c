@@ -276,6 +276,24 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
     tlb->filled_sizes |= 1u << s;
 }
 
+uint32_t gx_tlb_entry_pages(const gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes,
+                            uint64_t *entry_va)
+{
+    int s = index_of(tlb, page_bytes);
+    if (s < 0)
+        return 0;
+    uint64_t set, tag;
+    uint32_t sector;
+    place(tlb, set_base(tlb, sm), va, s, &set, &tag, &sector);
+    *entry_va = va >> tlb->reach_shift[s] << tlb->reach_shift[s];
+    if (tlb->lru)
+        return gx_salru_mask(tlb->lru, (uint32_t)set, tag);
+    uint32_t m = 0;
+    for (uint32_t k = 0; k <= tlb->sector_mask[s]; k++)
+        m |= (uint32_t)gx_cache_contains(tlb->c, set, tag, k) << k;
+    return m;
+}
+
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes)
 {
