@@ -7,15 +7,20 @@
  * few cycles on each) from one missed by a few pages at a walk's cost.
  *
  * usage: xchase_curve [--target T] [--sm N] [--samples S] [--steps N,...]
+ *                     [--thrash-sm B --thrash-steps K --thrash-stride MIB]
  *                     STRIDE_MIB [STRIDE_MIB ...]
  *   STRIDE_MIB: the chase's stride in MiB (an integer; a multiple of 4 KiB
  *   is all the primitive needs, MiB is what the TLB questions ask).
  *   --steps: chain lengths (default: 2 .. 32768 on a sqrt(2) grid, as the
  *   tlb stage's curve), clipped to what the window allows.
  *   --samples: timed accesses per chase at least (default 2048).
+ *   --thrash-*: a second thread on SM B chases K pages MIB MiB apart in a
+ *   window of its own during every chase (the SM x SM interference test of
+ *   the tlb stage's sharing: a level B shares misses more).
  *
  * Rows: stride_bytes,steps,rounds,mean,min,q10,q50,q90,max: mean and
- * quantiles of the per-step medians. Exit: 0 ok, 2 bad usage, 3 no target. */
+ * quantiles of the per-step medians; with a thrashing thread three more
+ * columns, thrash_sm,thrash_steps,thrash_stride_bytes. Exit: 0 ok, 2 bad usage, 3 no target. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +72,12 @@ static void default_steps(uint32_t *steps, int *n)
 }
 
 /* One chase: per-step medians over the rounds, then their distribution. */
+typedef struct thrash {
+    uint64_t sm, steps, stride; /* steps 0: none */
+} thrash;
+
 static int row(gx_target *t, uint64_t stride, uint32_t steps, uint32_t sm, uint32_t samples,
-               double *buf, double *med)
+               const thrash *th, double *buf, double *med)
 {
     uint32_t rounds = (samples + steps - 1) / steps;
     if (rounds < 3)
@@ -76,7 +85,8 @@ static int row(gx_target *t, uint64_t stride, uint32_t steps, uint32_t sm, uint3
     if (rounds > GX_XCHASE_MAX_ROUNDS - 1)
         rounds = GX_XCHASE_MAX_ROUNDS - 1;
     rounds |= 1u;
-    gx_xchase_req q = {stride, steps, 1, rounds, sm, 0, 0, 0};
+    gx_xchase_req q = {stride, steps, 1, rounds, sm, (uint32_t)th->steps, (uint32_t)th->sm,
+                       th->stride};
     gx_msg m;
     if (gx_target_xchase(t, &q, buf, &m) != GX_OK) {
         fprintf(stderr, "xchase_curve: %s\n", m.text);
@@ -91,9 +101,13 @@ static int row(gx_target *t, uint64_t stride, uint32_t steps, uint32_t sm, uint3
         sum += med[i];
     }
     qsort(med, steps, sizeof med[0], cmp_double);
-    printf("%llu,%u,%u,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f\n", (unsigned long long)stride, steps,
+    printf("%llu,%u,%u,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f", (unsigned long long)stride, steps,
            rounds, sum / steps, med[0], med[steps / 10], med[steps / 2], med[steps * 9 / 10],
            med[steps - 1]);
+    if (th->steps)
+        printf(",%llu,%llu,%llu", (unsigned long long)th->sm, (unsigned long long)th->steps,
+               (unsigned long long)th->stride);
+    printf("\n");
     fflush(stdout);
     return 0;
 }
@@ -101,6 +115,7 @@ static int row(gx_target *t, uint64_t stride, uint32_t steps, uint32_t sm, uint3
 static int usage(void)
 {
     fprintf(stderr, "usage: xchase_curve [--target T] [--sm N] [--samples S] [--steps N,...] "
+                    "[--thrash-sm B --thrash-steps K --thrash-stride MIB] "
                     "STRIDE_MIB [STRIDE_MIB ...]\n");
     return 2;
 }
@@ -108,7 +123,9 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     const char *spec = NULL;
-    uint64_t sm = 0, samples = 2048;
+    uint64_t sm = 0, samples = 2048, th_mib = 0;
+    thrash th = {0, 0, 0};
+    int th_sm_given = 0;
     uint32_t steps[MAX_STEP_LIST];
     int n_steps = 0, first = argc;
     default_steps(steps, &n_steps);
@@ -120,6 +137,16 @@ int main(int argc, char **argv)
                 return usage();
         } else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
             if (parse_u64(argv[++i], &samples) || !samples || samples > (1u << 24))
+                return usage();
+        } else if (!strcmp(argv[i], "--thrash-sm") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &th.sm) || th.sm > UINT32_MAX)
+                return usage();
+            th_sm_given = 1;
+        } else if (!strcmp(argv[i], "--thrash-steps") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &th.steps) || !th.steps || th.steps > GX_XCHASE_MAX_STEPS)
+                return usage();
+        } else if (!strcmp(argv[i], "--thrash-stride") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &th_mib) || !th_mib || th_mib > (1u << 20))
                 return usage();
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
             if (parse_steps(argv[++i], steps, &n_steps))
@@ -133,6 +160,12 @@ int main(int argc, char **argv)
     }
     if (first == argc)
         return usage();
+    /* a thrashing thread needs all three, on another SM, its chain in the window */
+    if ((th_sm_given || th.steps || th_mib) &&
+        (!th_sm_given || !th.steps || !th_mib || th.sm == sm ||
+         th.steps * (th_mib << 20) > GX_XCHASE_MAX_WINDOW_BYTES))
+        return usage();
+    th.stride = th_mib << 20;
     uint64_t strides[64];
     int n_strides = 0;
     for (int i = first; i < argc; i++) {
@@ -157,7 +190,7 @@ int main(int argc, char **argv)
         for (int k = 0; !rc && k < n_steps; k++) {
             if ((uint64_t)steps[k] * strides[s] > GX_XCHASE_MAX_WINDOW_BYTES)
                 break;
-            rc = row(t, strides[s], steps[k], (uint32_t)sm, (uint32_t)samples, buf, med);
+            rc = row(t, strides[s], steps[k], (uint32_t)sm, (uint32_t)samples, &th, buf, med);
         }
     free(buf);
     free(med);

@@ -230,6 +230,9 @@ static void test_blockers(void **state)
     assert_int_equal(
         gx_profile_load(gx_test_path("profiles/nvidia-h200-model.json"), &p, NULL), GX_OK);
     gx_tsim_defaults(p, &cfg);
+    assert_non_null(strstr(gx_tsim_par_blocker(p, &cfg), "translation"));
+    p->tlb.present = 0;
+    gx_tsim_defaults(p, &cfg);
     assert_non_null(strstr(gx_tsim_par_blocker(p, &cfg), "far_stream_extra"));
     gx_profile_free(p);
 }

@@ -22,6 +22,16 @@ awk -F, 'NR == 1 { if ($0 != "stride_bytes,steps,rounds,mean,min,q10,q50,q90,max
                   if (!($5 <= $6 && $6 <= $7 && $7 <= $8 && $8 <= $9)) bad = "quantiles not ordered" }
          END { if (n != 2) bad = "rows: " n; else if (m[2] < m[1] + 20) bad = "no step: " m[1] " " m[2]
                if (bad) { print "FAIL: " bad; exit 1 } }' "$t/c.csv" || fail=1
+# a thrashing thread: three more columns naming it
+if ! "$x" --target "sim:$t/p.json" --steps 16 --thrash-sm 1 --thrash-steps 64 --thrash-stride 6 6 \
+    >"$t/th.csv" 2>"$t/err"; then
+    echo "FAIL: xchase_curve --thrash-* on sim: $(cat "$t/err")"
+    fail=1
+elif ! awk -F, 'NR == 2 && NF == 12 && $10 == 1 && $11 == 64 && $12 == 6291456 { ok = 1 }
+                END { exit !ok }' "$t/th.csv"; then
+    echo "FAIL: thrash columns: $(cat "$t/th.csv")"
+    fail=1
+fi
 expect() { # expect RC ARGS...: exit status and a message on stderr
     local want=$1
     shift
@@ -38,6 +48,9 @@ expect 2 --steps 4,x 6
 expect 2 --sm -1 6
 expect 2 -- 6
 expect 2 6 0
+expect 2 --thrash-sm 1 6
+expect 2 --thrash-sm 0 --thrash-steps 4 --thrash-stride 2 6
+expect 2 --thrash-sm 1 --thrash-steps 0 --thrash-stride 2 6
 expect 3 --target "sim:$t/missing.json" 6
 [ "$fail" -eq 0 ] && echo "xchase_curve: ok"
 exit "$fail"
