@@ -93,8 +93,9 @@ int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg
     s->hist = calloc(GX_TSIM_LAT_BINS, sizeof *s->hist);
     s->col_va = malloc(TSIM_COLS * sizeof *s->col_va);
     s->col_sm = malloc(TSIM_COLS * sizeof *s->col_sm);
+    s->col_cycle = malloc(TSIM_COLS * sizeof *s->col_cycle);
     gx_memsys_cfg mc = {c->noise, c->skew, c->seed, c->frames_seed, phys};
-    int rc = s->hist && s->col_va && s->col_sm ? GX_OK
+    int rc = s->hist && s->col_va && s->col_sm && s->col_cycle ? GX_OK
                                                 : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     if (rc == GX_OK)
         rc = gx_memsys_new(p, &mc, &s->ms, msg);
@@ -121,6 +122,7 @@ void gx_tsim_free(gx_tsim *s)
     free(s->hist);
     free(s->col_va);
     free(s->col_sm);
+    free(s->col_cycle);
     free(s);
 }
 
@@ -393,10 +395,53 @@ static void control_record(gx_tsim *s, const gx_trace_rec *r)
         gx_memsys_invalidate(s->ms, r->addr, r->arg);
 }
 
+/* An instruction alone (no warp id) of one global single-sector access. */
+static inline int alone_in_sector(const gx_trace_rec *r, uint64_t smask)
+{
+    return !r->warp && gx_trace_op_is_global(r->op) && (r->addr & smask) + r->size <= smask + 1;
+}
+
+/* n records alone_in_sector through gx_memsys_run_alone in column batches:
+ * what gx_tsim_flush does for each of them one at a time (the same issue
+ * cycles, statistics in the same order; gx_memsys_run_alone's notes). */
+static void run_alone(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
+{
+    const uint32_t smc = s->sm_count;
+    gx_l2_tally t = {s->total, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    for (uint64_t done = 0; done < n;) {
+        const size_t k = n - done < TSIM_COLS ? (size_t)(n - done) : TSIM_COLS;
+        for (size_t i = 0; i < k; i++) {
+            const gx_trace_rec *r = &rec[done + i];
+            s->col_va[i] = r->addr;
+            s->col_sm[i] = r->sm < smc ? r->sm : r->sm % smc;
+            s->col_cycle[i] = r->cycle;
+            s->op_count[r->op]++;
+            s->bytes += r->size;
+        }
+        gx_memsys_run_alone(s->ms, s->col_va, s->col_sm, s->col_cycle, k, &t);
+        done += k;
+    }
+    s->accesses += n;
+    s->l2_accesses += t.sectors;
+    s->total = t.total;
+    s->min_cycles = t.lo;
+    s->max_cycles = t.hi;
+}
+
 static void run_translated(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
 {
+    const uint64_t smask = (uint64_t)s->sector_bytes - 1;
     for (uint64_t i = 0; i < n; i++) {
         const gx_trace_rec *r = &rec[i];
+        if (alone_in_sector(r, smask)) { /* a run of them: batched */
+            uint64_t j = i + 1;
+            while (j < n && alone_in_sector(&rec[j], smask))
+                j++;
+            gx_tsim_flush(s); /* the instruction gathered before, in order */
+            run_alone(s, rec + i, j - i);
+            i = j - 1;
+            continue;
+        }
         if (r->op == GX_TRACE_MAP || r->op == GX_TRACE_INVALIDATE) {
             control_record(s, r);
             continue;
