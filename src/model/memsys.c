@@ -92,9 +92,10 @@ int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out
     ms->frame_shift = (uint32_t)__builtin_ctzll(p->memory.page_bytes);
     ms->pa_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->pa_buf);
     ms->sm_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->sm_buf);
+    ms->size_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->size_buf);
     gx_l2_opts lo = {cfg->noise, cfg->skew, cfg->seed};
     gx_vmem_cfg vc = {p->memory.page_bytes, cfg->phys_bytes, cfg->frames_seed, &p->tlb};
-    int rc = ms->pa_buf && ms->sm_buf ? gx_dram_new(p, &ms->dram, msg)
+    int rc = ms->pa_buf && ms->sm_buf && ms->size_buf ? gx_dram_new(p, &ms->dram, msg)
                                       : gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
     if (rc == GX_OK)
         rc = gx_l2_new(p, &lo, &ms->l2, msg);
@@ -130,6 +131,7 @@ void gx_memsys_free(gx_memsys *ms)
     gx_smem_free(ms->smem);
     free(ms->pa_buf);
     free(ms->sm_buf);
+    free(ms->size_buf);
     free(ms);
 }
 
@@ -558,28 +560,39 @@ void gx_memsys_run_alone(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
 {
     double c0 = 0;
     c0 += ms->hit_lat[0]; /* as translate() forms it */
-    gx_tlb *const l1 = ms->tlb[0];
     frame_memo memo;
     memo_init(&memo, ms->frame_shift);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t s = 0;
-        if (__builtin_expect(gx_tlb_lookup(l1, sm[i], va[i], &s), 1)) {
-            gx_coalescer_alone(ms->co, sm[i], 1, 0, 0, s);
-            ms->translation_cycles += c0;
-            ms->pa_buf[k] = memo_pa(&memo, ms->vm, va[i]);
-            ms->sm_buf[k] = sm[i];
-            if (++k == MEMSYS_RUN_CHUNK) {
-                run_hits(ms, k, c0, t);
-                k = 0;
+    uint64_t *const pa = ms->pa_buf, *const size = ms->size_buf;
+    uint32_t *const psm = ms->sm_buf;
+    size_t k = 0; /* hits waiting in pa_buf, sm_buf */
+    double xc = ms->translation_cycles;
+    for (size_t i = 0; i < n;) {
+        const size_t room = MEMSYS_RUN_CHUNK - k, m = n - i < room ? n - i : room;
+        /* the first-level hits from i on, their sizes at size[k ..] */
+        const size_t h = gx_tlb_lookup_run(ms->tlb[0], sm + i, va + i, m, size + k);
+        if (h) {
+            gx_coalescer_alone_hits(ms->co, sm + i, size + k, h);
+            for (size_t j = 0; j < h; j++) {
+                xc += c0;
+                pa[k + j] = memo_pa(&memo, ms->vm, va[i + j]);
+                psm[k + j] = sm[i + j];
             }
-            continue;
+            k += h;
+            i += h;
+            if (h == m && k < MEMSYS_RUN_CHUNK)
+                continue; /* the end of the requests */
+            run_hits(ms, k, c0, t);
+            k = 0;
         }
-        run_hits(ms, k, c0, t);
-        k = 0;
-        alone_missed(ms, va[i], sm[i], cycle[i], c0, t);
+        if (h < m) { /* request i missed the first level (looked up and counted) */
+            ms->translation_cycles = xc;
+            alone_missed(ms, va[i], sm[i], cycle[i], c0, t);
+            xc = ms->translation_cycles;
+            i++;
+        }
     }
     run_hits(ms, k, c0, t);
+    ms->translation_cycles = xc;
     ms->accesses += n;
 }
 

@@ -17,6 +17,7 @@ struct gx_memsys {
     uint32_t frame_shift; /* vmem's frames (memory.page_bytes) */
     uint64_t *pa_buf;     /* gx_memsys_run_off / _run_alone: MEMSYS_RUN_CHUNK physical addresses */
     uint32_t *sm_buf;     /* gx_memsys_run_alone: their SMs */
+    uint64_t *size_buf;   /* gx_memsys_run_alone: their page sizes */
     /* translation (tlb present) */
     int xlate;
     int n_levels;

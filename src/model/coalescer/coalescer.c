@@ -154,6 +154,32 @@ void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read
     gx_coalescer_count(c, 1, 1, 0);
 }
 
+/* The counters trained as gx_coalescer_alone trains them on a TLB hit (the
+ * neighbour counter down, the size counter towards the real size), the
+ * counts summed in locals. */
+void gx_coalescer_alone_hits(gx_coalescer *c, const uint32_t *sm, const uint64_t *real,
+                             size_t n)
+{
+    uint64_t missed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = sm[i] < c->sms ? sm[i] : sm[i] % c->sms;
+        uint32_t *const sz = &c->size_ctr[k], *const nb = &c->nb_ctr[k];
+        const uint64_t predicted = *sz >= c->size_half ? c->large : c->small;
+        if (*nb)
+            (*nb)--;
+        if (real[i] >= c->large) {
+            if (*sz < c->size_max)
+                (*sz)++;
+        } else if (*sz) {
+            (*sz)--;
+        }
+        missed += (uint64_t)(gx_coalescer_granule(c, predicted) != gx_coalescer_granule(c, real[i]));
+    }
+    c->st.size_predictions += n;
+    c->st.size_mispredictions += missed;
+    gx_coalescer_count(c, n, n, 0);
+}
+
 void gx_coalescer_get_stats(const gx_coalescer *c, gx_coalescer_stats *s)
 {
     *s = c->st;
