@@ -25,6 +25,7 @@
 #include "../slots.h"
 #include "gpuxray/bits.h"
 #include "gpuxray/cache.h"
+#include "fablock.h"
 #include "facache.h"
 
 #define PWC_LINE_BYTES 32 /* one sector: an entry present or not */
@@ -34,6 +35,7 @@
 typedef struct gx_pwc {
     gx_cache *c;
     gx_facache *fa;
+    gx_fablock *fb; /* the neighbour PWC's fully associative lru instead of fa */
     uint64_t sets;
     double lat;
 } gx_pwc;
@@ -55,8 +57,10 @@ static int is_lru(const char *policy)
     return !policy[0] || !strcmp(policy, "lru");
 }
 
+/* group_bits: above 0, a fully associative lru cache is a gx_fablock of
+ * that many group bits (the neighbour PWC: a walk's fetch block as one run). */
 static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t seed,
-                       gx_pwc *out, gx_msg *msg)
+                       uint32_t group_bits, gx_pwc *out, gx_msg *msg)
 {
     memset(out, 0, sizeof *out);
     if (!c->present)
@@ -68,6 +72,10 @@ static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t 
         return gx_fail(msg, GX_ECONFIG, "%s.hit_latency_cycles: required (>= 0)", field);
     out->sets = c->entries / c->ways;
     out->lat = c->hit_latency_cycles;
+    if (out->sets == 1 && is_lru(c->policy) && group_bits) {
+        out->fb = gx_fablock_new(c->entries, group_bits);
+        return out->fb ? GX_OK : gx_fail(msg, GX_ENOMEM, "%s: out of memory", field);
+    }
     if (out->sets == 1 && is_lru(c->policy)) {
         out->fa = gx_facache_new(c->entries);
         return out->fa ? GX_OK : gx_fail(msg, GX_ENOMEM, "%s: out of memory", field);
@@ -82,18 +90,21 @@ static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t 
 
 static int present(const gx_pwc *p)
 {
-    return p->c || p->fa;
+    return p->c || p->fa || p->fb;
 }
 
 static void pwc_free(gx_pwc *p)
 {
     gx_cache_free(p->c);
     gx_facache_free(p->fa);
+    gx_fablock_free(p->fb);
 }
 
 static void pwc_flush(gx_pwc *p)
 {
-    if (p->fa)
+    if (p->fb)
+        gx_fablock_flush(p->fb);
+    else if (p->fa)
         gx_facache_flush(p->fa);
     else
         gx_cache_flush(p->c);
@@ -115,6 +126,17 @@ static int check_cfg(const gx_tlb_cfg *t, uint32_t line_bytes, gx_msg *msg)
     return GX_OK;
 }
 
+/* The neighbour PWC's group bits: log2 of a fetch's entries (any value
+ * gives the same results; a fetch block as one group is the fast one),
+ * 1 to 6. */
+static uint32_t fetch_group_bits(const gx_tlb_cfg *t)
+{
+    uint32_t f = (uint32_t)gx_log2_u64(t->walker.fetch_bytes);
+    uint32_t p = t->pte_bytes ? (uint32_t)gx_log2_u64(t->pte_bytes) : 0;
+    uint32_t b = f > p ? f - p : 1;
+    return b > 6 ? 6 : b;
+}
+
 int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walker_read_fn read,
                   void *ctx, uint64_t seed, gx_walker **out, gx_msg *msg)
 {
@@ -134,11 +156,11 @@ int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walk
         gx_slots_init(&w->queue, t->walker.queue_entries))
         rc = gx_fail(msg, GX_ENOMEM, "walker: out of memory");
     if (rc == GX_OK)
-        rc = small_cache(&t->walker.pwc, "tlb.walker.pwc", gx_mix64(seed ^ 0x9c1ULL), &w->pwc,
-                         msg);
+        rc = small_cache(&t->walker.pwc, "tlb.walker.pwc", gx_mix64(seed ^ 0x9c1ULL), 0,
+                         &w->pwc, msg);
     if (rc == GX_OK)
         rc = small_cache(&t->walker.neighbour_pwc, "tlb.walker.neighbour_pwc",
-                         gx_mix64(seed ^ 0x9c2ULL), &w->npwc, msg);
+                         gx_mix64(seed ^ 0x9c2ULL), fetch_group_bits(t), &w->npwc, msg);
     if (rc != GX_OK) {
         gx_walker_free(w);
         return rc;
@@ -181,6 +203,8 @@ static double admit(gx_walker *w, double t)
 
 static int probe(gx_pwc *p, const gx_vmem_pte *e)
 {
+    if (p->fb)
+        return gx_fablock_probe(p->fb, e->key);
     if (p->fa)
         return gx_facache_probe(p->fa, e->key);
     return gx_cache_access(p->c, (e->key >> 6) % p->sets, e->key, 0, 0, NULL) == GX_CACHE_HIT;
@@ -188,7 +212,9 @@ static int probe(gx_pwc *p, const gx_vmem_pte *e)
 
 static void insert(gx_pwc *p, const gx_vmem_pte *e)
 {
-    if (p->fa)
+    if (p->fb)
+        gx_fablock_insert(p->fb, e->key);
+    else if (p->fa)
         gx_facache_insert(p->fa, e->key);
     else
         gx_cache_insert(p->c, (e->key >> 6) % p->sets, e->key, 1u, NULL);
@@ -207,7 +233,9 @@ static double read_block(gx_walker *w, int level, const gx_vmem_pte *e, uint32_t
  * (the same order and results as one at a time). */
 static void insert_neighbours(gx_walker *w, const uint64_t *keys, uint32_t nk)
 {
-    if (w->npwc.fa)
+    if (w->npwc.fb)
+        gx_fablock_insert_keys(w->npwc.fb, keys, nk);
+    else if (w->npwc.fa)
         gx_facache_insert_keys(w->npwc.fa, keys, nk);
     else if (w->npwc.c)
         for (uint32_t k = 0; k < nk; k++)
