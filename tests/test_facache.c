@@ -6,7 +6,8 @@
  * and an insertion batch equal to single insertions; the neighbour PWC's
  * run-keeping form (src/model/walker/fablock.h) against it: the same hits,
  * misses and counts on random probes, insertions, fetch-block batches
- * (ascending, partly present, larger than the cache) and flushes. */
+ * (ascending, partly present, larger than the cache, as lists and as
+ * gx_fablock_insert_run's blocks) and flushes. */
 #include <stdlib.h>
 
 #include "gpuxray/cache.h"
@@ -156,10 +157,19 @@ static void compare_fablock(uint32_t entries, uint32_t gbits, uint64_t seed)
             uint64_t k = key(gx_rng_below(&r, universe));
             gx_facache_insert(ref, k);
             gx_fablock_insert(fb, k);
-        } else if (u < 900) {
+        } else if (u < 800) {
             uint32_t n = block_batch(&r, blocks, 4, keys);
             gx_facache_insert_keys(ref, keys, n);
             gx_fablock_insert_keys(fb, keys, n);
+        } else if (u < 900) { /* a block as gx_fablock_insert_run gets it */
+            uint32_t bits = 1 + (uint32_t)gx_rng_below(&r, 6), n = 1u << bits;
+            uint64_t first = key(gx_rng_below(&r, universe >> bits) << bits);
+            uint32_t skip = (uint32_t)gx_rng_below(&r, n + 1), nk = 0;
+            for (uint32_t j = 0; j < n; j++)
+                if (j != skip)
+                    keys[nk++] = first + ((uint64_t)j << 6);
+            gx_facache_insert_keys(ref, keys, nk);
+            gx_fablock_insert_run(fb, first, n, skip);
         } else {
             uint32_t n = (uint32_t)gx_rng_below(&r, 16) + 1;
             for (uint32_t j = 0; j < n; j++)

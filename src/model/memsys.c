@@ -325,6 +325,8 @@ static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va,
         x->page_base = w->page_base;
         x->page_bytes = w->page_bytes;
         x->n_nb = w->n_neighbours;
+        if (ms->nb_levels && x->n_nb) /* read by fill_levels (and in_fetch below) */
+            gx_walk_neighbours(w);
         if (!w->fault)
             fill_levels(ms, sm, va, x);
     }
@@ -437,6 +439,8 @@ static void run_group(group_ctx *g, const uint8_t *member, uint64_t predicted, i
             if (!x.fault)
                 (void)gx_coalescer_train_size(ms->co, g->sm, predicted, x.page_bytes);
         }
+        if (widen && first && x.n_nb)
+            gx_walk_neighbours(&x.w); /* in_fetch reads them */
         serve(g, l, &x, member, widen && first, extra);
         extra += x.cycles;
         first = 0;

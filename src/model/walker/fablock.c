@@ -236,15 +236,12 @@ static void evict_n(gx_fablock *c, uint32_t e)
     while (e) {
         const uint32_t t = c->tail;
         uint64_t m = c->segs[t].mask;
-        const uint32_t k = (uint32_t)__builtin_popcountll(m);
-        if (k <= e) {
-            e -= k;
+        for (; e && m; e--)
+            m &= m - 1; /* its least recent key */
+        if (m)
+            c->segs[t].mask = m;
+        else
             seg_del(c, t);
-            continue;
-        }
-        for (; e; e--)
-            m &= m - 1;
-        c->segs[t].mask = m;
     }
 }
 
@@ -277,6 +274,28 @@ void gx_fablock_insert_keys(gx_fablock *c, const uint64_t *keys, uint32_t n)
     }
     for (uint32_t k = 0; k < n; k++)
         insert_one(c, keys[k]);
+}
+
+void gx_fablock_insert_run(gx_fablock *c, uint64_t first, uint32_t n, uint32_t skip)
+{
+    const uint32_t nk = n - (skip < n);
+    if (nk && nk <= c->entries && n <= 64) {
+        const uint64_t g = group_of(c, first);
+        const uint64_t last = first + ((uint64_t)(n - 1) << KEY_LOW_BITS);
+        if (group_of(c, last) == g && last >= first) { /* one group, no wrap */
+            const uint32_t b0 = (uint32_t)((first >> KEY_LOW_BITS) & ((1u << c->gbits) - 1));
+            uint64_t m = (n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1) << b0;
+            if (skip < n)
+                m &= ~((uint64_t)1 << (b0 + skip));
+            if (!(present_bits(c, g) & m)) {
+                insert_absent_run(c, g, m, nk);
+                return;
+            }
+        }
+    }
+    for (uint32_t j = 0; j < n; j++)
+        if (j != skip)
+            insert_one(c, first + ((uint64_t)j << KEY_LOW_BITS));
 }
 
 void gx_fablock_flush(gx_fablock *c)

@@ -37,6 +37,10 @@ int gx_fablock_probe(gx_fablock *c, uint64_t key);
 void gx_fablock_insert(gx_fablock *c, uint64_t key);
 /* gx_fablock_insert of keys[0], keys[1], .. keys[n - 1], in that order. */
 void gx_fablock_insert_keys(gx_fablock *c, const uint64_t *keys, uint32_t n);
+/* gx_fablock_insert_keys of the keys first + (j << 6), j = 0 .. n - 1 in
+ * that order, except j = skip (skip >= n: none skipped): a fetch block's
+ * entries (the page-table key's index above its low 6 bits). */
+void gx_fablock_insert_run(gx_fablock *c, uint64_t first, uint32_t n, uint32_t skip);
 void gx_fablock_flush(gx_fablock *c);
 /* Keys held now. */
 uint32_t gx_fablock_count(const gx_fablock *c);

@@ -244,6 +244,36 @@ static void insert_neighbours(gx_walker *w, const uint64_t *keys, uint32_t nk)
         w->st.pwc2_insertions += nk;
 }
 
+/* insert_neighbours of a block's keys first + (j << 6), j < n except skip. */
+static void insert_block(gx_walker *w, uint64_t first, uint32_t n, uint32_t skip)
+{
+    if (w->npwc.fb) {
+        gx_fablock_insert_run(w->npwc.fb, first, n, skip);
+        w->st.pwc2_insertions += n - 1;
+        return;
+    }
+    uint64_t keys[GX_VMEM_MAX_FETCH];
+    uint32_t nk = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (j != skip)
+            keys[nk++] = first + ((uint64_t)j << 6);
+    insert_neighbours(w, keys, nk);
+}
+
+void gx_walk_neighbours(gx_walk *w)
+{
+    if (!w->nb_lazy)
+        return;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < w->nb_count; j++) {
+        if (j == w->nb_skip)
+            continue;
+        w->neighbour_va[k] = w->nb_first_va + ((uint64_t)j << w->nb_shift);
+        w->neighbour_bytes[k++] = w->nb_bytes;
+    }
+    w->nb_lazy = 0;
+}
+
 /* Block entry (key, va, kind, page_bytes) seen from final entry e: a valid
  * final neighbour goes into keys[] and out, an invalid one is counted. */
 static inline void neighbour(gx_walker *w, const gx_vmem_pte *e, uint64_t key, uint64_t va,
@@ -273,17 +303,21 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
     uint32_t nk = 0;
     gx_vmem_block u;
     int n = gx_vmem_fetch_uniform(w->vm, level, e, w->fetch_bytes, &u);
-    if (n && u.kind == GX_PTE_FINAL) { /* the common case: every other entry a neighbour */
-        for (uint64_t j = 0; j < (uint64_t)n; j++) {
-            uint64_t key = u.first_key + (j << 6);
-            if (key == e->key)
-                continue;
-            keys[nk] = key;
-            out->neighbour_va[nk] = u.first_va + (j << u.va_shift);
-            out->neighbour_bytes[nk++] = u.page_bytes;
-        }
-        out->n_neighbours = (int)nk;
-    } else if (n) {
+    const uint64_t skip = (e->key - u.first_key) >> 6; /* e's entry in the block */
+    if (n && u.kind == GX_PTE_FINAL && skip < (uint64_t)n &&
+        u.first_key + (skip << 6) == e->key) {
+        /* the common case: every other entry a neighbour, described, not listed */
+        out->n_neighbours = n - 1;
+        out->nb_lazy = 1;
+        out->nb_count = (uint32_t)n;
+        out->nb_skip = (uint32_t)skip;
+        out->nb_shift = u.va_shift;
+        out->nb_first_va = u.first_va;
+        out->nb_bytes = u.page_bytes;
+        insert_block(w, u.first_key, (uint32_t)n, (uint32_t)skip);
+        return;
+    }
+    if (n) {
         for (uint64_t j = 0; j < (uint64_t)n; j++)
             neighbour(w, e, u.first_key + (j << 6), u.first_va + (j << u.va_shift), u.kind,
                       u.page_bytes, keys, &nk, out);
@@ -358,7 +392,7 @@ static uint32_t lat_bucket(double c)
 
 void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *out)
 {
-    out->fault = out->leaf_read = out->n_neighbours = 0; /* neighbours: up to n_neighbours */
+    out->fault = out->leaf_read = out->n_neighbours = out->nb_lazy = 0; /* up to n_neighbours */
     out->page_base = out->page_bytes = 0;
     out->walk_cycles = 0;
     double start = admit(w, t);
