@@ -543,8 +543,8 @@ static void run_hits(gx_memsys *ms, size_t k, double c0, gx_l2_tally *t)
 
 /* access_alone of a request that missed the first level, its latency into
  * t (issued at cycle, or 0: when the accesses before it are done). */
-static void alone_missed(gx_memsys *ms, uint64_t va, uint32_t sm, uint64_t cycle, double c0,
-                         gx_l2_tally *t)
+static void alone_missed(gx_memsys *ms, frame_memo *memo, uint64_t va, uint32_t sm,
+                         uint64_t cycle, double c0, gx_l2_tally *t)
 {
     const double at = cycle ? (double)cycle : gx_cyc_value(&t->total);
     xlate x;
@@ -552,9 +552,14 @@ static void alone_missed(gx_memsys *ms, uint64_t va, uint32_t sm, uint64_t cycle
     translate_miss(ms, va, sm, at, c0, &x);
     gx_coalescer_alone(ms->co, sm, x.tlb_hit, x.leaf_read, x.fault, x.page_bytes);
     const double cyc = x.cycles;
-    const double lat = cyc + (x.fault ? 0 : gx_memsys_access_off(ms, va, 1, sm, GX_L2_READ,
-                                                                  NULL, &t->sectors));
-    gx_l2_tally_add(t, lat);
+    double phys = 0; /* gx_memsys_access_off of the one sector */
+    if (!x.fault) {
+        gx_l2_result r;
+        gx_l2_access(ms->l2, memo_pa(memo, ms->vm, va), sm, GX_L2_READ, &r);
+        phys = r.latency_cycles;
+        t->sectors++;
+    }
+    gx_l2_tally_add(t, cyc + phys);
     ms->translation_cycles += cyc;
     ms->faults += (uint64_t)x.fault;
 }
@@ -590,7 +595,7 @@ void gx_memsys_run_alone(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
         }
         if (h < m) { /* request i missed the first level (looked up and counted) */
             ms->translation_cycles = xc;
-            alone_missed(ms, va[i], sm[i], cycle[i], c0, t);
+            alone_missed(ms, &memo, va[i], sm[i], cycle[i], c0, t);
             xc = ms->translation_cycles;
             i++;
         }

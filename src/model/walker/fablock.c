@@ -35,6 +35,7 @@ typedef struct seg {
     uint32_t prev, next; /* recency list: prev more recent */
     uint32_t chain;      /* next segment of the same bucket */
     uint32_t home;       /* the group's bucket */
+    uint32_t keys;       /* bits in mask */
 } seg;
 
 struct gx_fablock {
@@ -114,6 +115,7 @@ static inline void seg_new(gx_fablock *c, uint64_t group, uint64_t mask)
     seg *e = &c->segs[s];
     e->group = group;
     e->mask = mask;
+    e->keys = (uint32_t)__builtin_popcountll(mask);
     e->home = home(c, group);
     e->chain = c->bucket[e->home];
     c->bucket[e->home] = s;
@@ -148,6 +150,7 @@ static void seg_del(gx_fablock *c, uint32_t s)
 /* bit out of segment s (the segment goes when it empties). */
 static inline void take_bit(gx_fablock *c, uint32_t s, uint64_t bit)
 {
+    c->segs[s].keys--;
     if (!(c->segs[s].mask &= ~bit))
         seg_del(c, s);
 }
@@ -159,9 +162,10 @@ static inline void take_bit(gx_fablock *c, uint32_t s, uint64_t bit)
 static inline void push_mru(gx_fablock *c, uint64_t group, uint64_t bit)
 {
     const uint32_t h = c->head;
-    if (h != NIL && c->segs[h].group == group && c->segs[h].mask < (bit & (0 - bit)))
+    if (h != NIL && c->segs[h].group == group && c->segs[h].mask < (bit & (0 - bit))) {
         c->segs[h].mask |= bit;
-    else
+        c->segs[h].keys += (uint32_t)__builtin_popcountll(bit);
+    } else
         seg_new(c, group, bit);
 }
 
@@ -235,13 +239,16 @@ static void evict_n(gx_fablock *c, uint32_t e)
 {
     while (e) {
         const uint32_t t = c->tail;
-        uint64_t m = c->segs[t].mask;
-        for (; e && m; e--)
-            m &= m - 1; /* its least recent key */
-        if (m)
-            c->segs[t].mask = m;
-        else
+        if (c->segs[t].keys <= e) { /* the whole segment */
+            e -= c->segs[t].keys;
             seg_del(c, t);
+            continue;
+        }
+        uint64_t m = c->segs[t].mask;
+        c->segs[t].keys -= e;
+        for (; e; e--)
+            m &= m - 1; /* its least recent key */
+        c->segs[t].mask = m;
     }
 }
 
