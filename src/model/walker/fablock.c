@@ -108,14 +108,14 @@ static inline uint32_t find(const gx_fablock *c, uint64_t group, uint64_t bit)
     return s;
 }
 
-/* A new segment of (group, mask) at the head of the recency list. */
-static inline void seg_new(gx_fablock *c, uint64_t group, uint64_t mask)
+/* A new segment of (group, mask of keys bits) at the head of the recency list. */
+static inline void seg_new(gx_fablock *c, uint64_t group, uint64_t mask, uint32_t keys)
 {
     uint32_t s = c->free[--c->nfree];
     seg *e = &c->segs[s];
     e->group = group;
     e->mask = mask;
-    e->keys = (uint32_t)__builtin_popcountll(mask);
+    e->keys = keys;
     e->home = home(c, group);
     e->chain = c->bucket[e->home];
     c->bucket[e->home] = s;
@@ -157,16 +157,17 @@ static inline void take_bit(gx_fablock *c, uint32_t s, uint64_t bit)
 
 /* (group, bit) as the most recent key: into the head segment when it is
  * the group's and bit is above its bits, else a new segment. (bit may be a
- * run of keys in ascending order: a mask whose bits all lie above the head
- * segment's joins it the same way.) */
-static inline void push_mru(gx_fablock *c, uint64_t group, uint64_t bit)
+ * run of keys keys in ascending order: a mask whose bits all lie above the
+ * head segment's joins it the same way.) */
+static inline void push_mru(gx_fablock *c, uint64_t group, uint64_t bit, uint32_t keys)
 {
     const uint32_t h = c->head;
     if (h != NIL && c->segs[h].group == group && c->segs[h].mask < (bit & (0 - bit))) {
         c->segs[h].mask |= bit;
-        c->segs[h].keys += (uint32_t)__builtin_popcountll(bit);
-    } else
-        seg_new(c, group, bit);
+        c->segs[h].keys += keys;
+    } else {
+        seg_new(c, group, bit, keys);
+    }
 }
 
 /* The present key (group, bit) in segment s becomes the most recent. */
@@ -175,7 +176,7 @@ static inline void touch(gx_fablock *c, uint32_t s, uint64_t group, uint64_t bit
     if (s == c->head && (c->segs[s].mask ^ bit) < bit)
         return; /* the head segment's highest bit: the most recent key already */
     take_bit(c, s, bit);
-    push_mru(c, group, bit);
+    push_mru(c, group, bit, 1);
 }
 
 int gx_fablock_probe(gx_fablock *c, uint64_t key)
@@ -202,7 +203,7 @@ static inline __attribute__((always_inline)) void insert_one(gx_fablock *c, uint
     } else {
         c->used++;
     }
-    push_mru(c, g, b);
+    push_mru(c, g, b, 1);
 }
 
 void gx_fablock_insert(gx_fablock *c, uint64_t key)
@@ -265,7 +266,7 @@ static void insert_absent_run(gx_fablock *c, uint64_t g, uint64_t m, uint32_t n)
     } else {
         c->used += n;
     }
-    push_mru(c, g, m); /* the head segment's bits below m's lowest: m joins it */
+    push_mru(c, g, m, n); /* the head segment's bits below m's lowest: m joins it */
 }
 
 /* A walk's neighbours (one fetch block in ascending order, none present:
