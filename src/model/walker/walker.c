@@ -49,6 +49,9 @@ struct gx_walker {
     gx_pwc pwc, npwc;
     gx_slots walkers; /* cycle each walker frees */
     gx_slots queue;   /* cycle each queue slot frees (its walk starts); n 0: unbounded */
+    int levels;       /* the page table's (fixed when it is built) */
+    uint32_t can_final; /* bit i: an entry of level i can be final (fixed too) */
+    int has_pwc, has_npwc; /* present(&pwc), present(&npwc) */
     gx_walker_stats st;
 };
 
@@ -152,6 +155,9 @@ int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walk
     w->ctx = ctx;
     w->fetch_bytes = t->walker.fetch_bytes;
     w->fixed_read = t->walker.fixed_read_cycles;
+    w->levels = gx_vmem_pt_levels(vm);
+    for (int i = 0; i < w->levels && i < 32; i++)
+        w->can_final |= (uint32_t)(gx_vmem_level_can_be_final(vm, i) != 0) << i;
     if (gx_slots_init(&w->walkers, t->walker.walkers) ||
         gx_slots_init(&w->queue, t->walker.queue_entries))
         rc = gx_fail(msg, GX_ENOMEM, "walker: out of memory");
@@ -165,6 +171,8 @@ int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walk
         gx_walker_free(w);
         return rc;
     }
+    w->has_pwc = present(&w->pwc);
+    w->has_npwc = present(&w->npwc);
     *out = w;
     return GX_OK;
 }
@@ -336,13 +344,13 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
 {
     gx_vmem_pte e;
     gx_vmem_walk_entry(w->vm, vw, level, &e);
-    int last = level + 1 == gx_vmem_pt_levels(w->vm);
+    int last = level + 1 == w->levels;
     /* A cached entry counts only while the page table still has that kind
      * of entry there: a MAP without an INV after it can leave an entry of
      * the old table behind (a pointer where a final entry now is, or the
      * reverse), which the model takes as a miss. Without remapping the
      * kind always matches (an entry is cached only as what it is). */
-    if (present(&w->pwc) && !last) {
+    if (w->has_pwc && !last) {
         w->st.pwc_accesses++;
         if (e.kind == GX_PTE_TABLE && probe(&w->pwc, &e)) {
             w->st.pwc_hits++;
@@ -352,7 +360,7 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
         }
         w->st.pwc_misses++;
     }
-    if (present(&w->npwc) && gx_vmem_level_can_be_final(w->vm, level)) {
+    if (w->has_npwc && (w->can_final >> level & 1u)) {
         w->st.pwc2_accesses++;
         if (e.kind == GX_PTE_FINAL && probe(&w->npwc, &e)) {
             w->st.pwc2_hits++;
@@ -369,7 +377,7 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
         return 1;
     }
     if (e.kind == GX_PTE_TABLE) {
-        if (present(&w->pwc)) { /* known non-final only now: the deferred insertion */
+        if (w->has_pwc) { /* known non-final only now: the deferred insertion */
             insert(&w->pwc, &e);
             w->st.pwc_insertions++;
         }
@@ -397,7 +405,7 @@ void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *o
     out->walk_cycles = 0;
     double start = admit(w, t);
     out->queue_cycles = start - t;
-    int n = gx_vmem_pt_levels(w->vm);
+    int n = w->levels;
     gx_vmem_walk vw; /* va's page, once for every level */
     gx_vmem_walk_begin(w->vm, va, &vw);
     for (int level = 0; level < n; level++)
