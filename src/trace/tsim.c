@@ -401,31 +401,38 @@ static inline int alone_in_sector(const gx_trace_rec *r, uint64_t smask)
     return !r->warp && gx_trace_op_is_global(r->op) && (r->addr & smask) + r->size <= smask + 1;
 }
 
-/* n records alone_in_sector through gx_memsys_run_alone in column batches:
+/* The maximal run of records alone_in_sector from rec[0] (rec[0] one of
+ * them; n records at most) through gx_memsys_run_alone in column batches:
  * what gx_tsim_flush does for each of them one at a time (the same issue
- * cycles, statistics in the same order; gx_memsys_run_alone's notes). */
-static void run_alone(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
+ * cycles, statistics in the same order; gx_memsys_run_alone's notes).
+ * Returns the records taken. */
+static uint64_t run_alone(gx_tsim *s, const gx_trace_rec *rec, uint64_t n, uint64_t smask)
 {
     const uint32_t smc = s->sm_count;
     gx_l2_tally t = {s->total, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
-    for (uint64_t done = 0; done < n;) {
-        const size_t k = n - done < TSIM_COLS ? (size_t)(n - done) : TSIM_COLS;
-        for (size_t i = 0; i < k; i++) {
-            const gx_trace_rec *r = &rec[done + i];
-            s->col_va[i] = r->addr;
-            s->col_sm[i] = r->sm < smc ? r->sm : r->sm % smc;
-            s->col_cycle[i] = r->cycle;
-            s->op_count[r->op]++;
-            s->bytes += r->size;
+    uint64_t ops[3] = {0, 0, 0}, bytes = 0, done = 0;
+    for (size_t k = TSIM_COLS; k == TSIM_COLS;) {
+        const size_t most = n - done < TSIM_COLS ? (size_t)(n - done) : TSIM_COLS;
+        for (k = 0; k < most && alone_in_sector(&rec[done + k], smask); k++) {
+            const gx_trace_rec *r = &rec[done + k];
+            s->col_va[k] = r->addr;
+            s->col_sm[k] = r->sm < smc ? r->sm : r->sm % smc;
+            s->col_cycle[k] = r->cycle;
+            ops[r->op]++;
+            bytes += r->size;
         }
         gx_memsys_run_alone(s->ms, s->col_va, s->col_sm, s->col_cycle, k, &t);
         done += k;
     }
-    s->accesses += n;
+    for (int j = 0; j < 3; j++)
+        s->op_count[j] += ops[j];
+    s->bytes += bytes;
+    s->accesses += done;
     s->l2_accesses += t.sectors;
     s->total = t.total;
     s->min_cycles = t.lo;
     s->max_cycles = t.hi;
+    return done;
 }
 
 static void run_translated(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
@@ -434,12 +441,8 @@ static void run_translated(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         const gx_trace_rec *r = &rec[i];
         if (alone_in_sector(r, smask)) { /* a run of them: batched */
-            uint64_t j = i + 1;
-            while (j < n && alone_in_sector(&rec[j], smask))
-                j++;
             gx_tsim_flush(s); /* the instruction gathered before, in order */
-            run_alone(s, rec + i, j - i);
-            i = j - 1;
+            i += run_alone(s, r, n - i, smask) - 1;
             continue;
         }
         if (r->op == GX_TRACE_MAP || r->op == GX_TRACE_INVALIDATE) {
