@@ -345,7 +345,10 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
     s->max_cycles = t.hi;
 }
 
-/* ---- translation on: warp instructions through the whole memory system ---- */
+/* ---- translation on: warp instructions through the whole memory system ----
+ * Runs of instructions of one single-sector access (no warp id) go to
+ * gx_memsys_run_alone in columns (run_alone); warp instructions are gathered
+ * and go through gx_memsys_access_group (gx_tsim_flush). */
 
 /* One access's latency into the statistics. */
 static void account(gx_tsim *s, double lat)
