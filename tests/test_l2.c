@@ -404,7 +404,8 @@ static void test_bad_profile(void **state)
  * tallies bit for bit, over runs that cross its blocks, repeats (rep[] and
  * an entry repeating the sector before), two tallies of different bins
  * and a DRAM latency changed between runs, accesses of many SMs and of
- * few (its direct and counting statistics). */
+ * few (its direct and counting statistics); gx_l2_run_plus likewise against
+ * gx_l2_access with its extra added. */
 static void run_ref(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
                     size_t n, gx_l2_tally *t)
 {
@@ -415,6 +416,18 @@ static void run_ref(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uin
             gx_l2_tally_add(t, r.latency_cycles);
             t->sectors++;
         }
+}
+
+/* run_ref for gx_l2_run_plus: extra + each latency (no repeats). */
+static void run_ref_plus(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n,
+                         double extra, gx_l2_tally *t)
+{
+    for (size_t i = 0; i < n; i++) {
+        gx_l2_result r;
+        gx_l2_access(l2, pa[i], sm[i], GX_L2_READ, &r);
+        gx_l2_tally_add(t, extra + r.latency_cycles);
+        t->sectors++;
+    }
 }
 
 static void same_tally(const gx_l2_tally *a, const gx_l2_tally *b)
@@ -511,6 +524,24 @@ static void run_vs_access(const char *policy, int skew, uint32_t sms)
     run_ref(b, pa + at, sm + at, zero, N - at, &tb2);
     same_tally(&ta2, &tb2);
     same_l2_stats(a, b);
+    /* gx_l2_run_plus (a translation's cycles before each access), its
+     * extras changing and runs of gx_l2_run between (the table rebuilt) */
+    memset(ha, 0, sizeof ha);
+    memset(hb, 0, sizeof hb);
+    gx_l2_tally ta3 = {{0}, INFINITY, -INFINITY, ha, 700, 0};
+    gx_l2_tally tb3 = ta3;
+    tb3.hist = hb;
+    const double extras[] = {69.5, 0, 1, 69.5, 150.25};
+    for (size_t c = 0; c < 5; c++) {
+        const size_t from = c * 5000;
+        gx_l2_run_plus(a, pa + from, sm + from, 4000, extras[c], &ta3);
+        run_ref_plus(b, pa + from, sm + from, 4000, extras[c], &tb3);
+        gx_l2_run(a, pa + from + 4000, sm + from, NULL, 700, &ta3);
+        run_ref(b, pa + from + 4000, sm + from, zero, 700, &tb3);
+    }
+    same_tally(&ta3, &tb3);
+    same_l2_stats(a, b);
+    assert_true(ta3.hi >= 150.25); /* the extra was added */
     gx_dram_free(d);
     gx_l2_free(a);
     gx_l2_free(b);

@@ -533,6 +533,80 @@ static void test_golden_mixed(void **state)
     gx_profile_free(p);
 }
 
+/* gx_memsys_run_alone against gx_memsys_access_group one request at a time
+ * (issued at its cycle, or at the total so far), on both page sizes with
+ * faults: first-level hits and misses in runs of every length, the same
+ * latencies in the tally, the same translation and L2 statistics. */
+static void run_alone_vs_groups(uint64_t default_page, uint32_t first_level_entries)
+{
+    gx_profile *p = vega(128, default_page);
+    p->tlb.levels[0].entries = first_level_entries;
+    p->tlb.levels[0].ways = first_level_entries;
+    gx_memsys *a = mk(p), *b = mk(p);
+    for (int k = 0; k < 2; k++) { /* 2 MiB pages, 4 KiB pages, unmapped holes around */
+        gx_memsys *ms = k ? b : a;
+        assert_int_equal(gx_memsys_map(ms, 0, 4 * MiB, 2 * MiB, NULL), GX_OK);
+        assert_int_equal(gx_memsys_map(ms, 8 * MiB, 1 * MiB, 4 * KiB, NULL), GX_OK);
+    }
+    enum { N = 20000 };
+    static uint64_t va[N], cyc[N];
+    static uint32_t sm[N];
+    uint64_t x = 99;
+    for (size_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const uint32_t kind = (uint32_t)(x >> 60);
+        /* mostly the mapped pages (first-level hits in runs), some holes */
+        va[i] = kind < 9 ? (x >> 20) % (4 * MiB) : kind < 14 ? 8 * MiB + (x >> 20) % MiB
+                                                              : (x >> 20) % (12 * MiB);
+        va[i] &= ~(uint64_t)31; /* one sector */
+        sm[i] = (uint32_t)(x >> 8) % 3;
+        cyc[i] = kind == 15 && i % 8 == 0 ? (uint64_t)4000 * i : 0; /* some issue cycles given */
+    }
+    uint64_t ha[GX_TSIM_LAT_BINS], hb[GX_TSIM_LAT_BINS];
+    memset(ha, 0, sizeof ha);
+    memset(hb, 0, sizeof hb);
+    gx_l2_tally ta = {{0}, INFINITY, -INFINITY, ha, GX_TSIM_LAT_BINS, 0};
+    gx_l2_tally tb = ta;
+    tb.hist = hb;
+    const size_t chunks[] = {1, 5000, 3, 700, 4096, 17};
+    for (size_t at = 0, c = 0; at < N; c++) {
+        const size_t n = chunks[c % 6] < N - at ? chunks[c % 6] : N - at;
+        gx_memsys_run_alone(a, va + at, sm + at, cyc + at, n, &ta);
+        for (size_t i = at; i < at + n; i++) {
+            gx_memsys_req q = {va[i], sm[i], 4, GX_L2_READ};
+            gx_memsys_res r;
+            gx_memsys_access_group(b, &q, 1, cyc[i] ? (double)cyc[i] : gx_cyc_value(&tb.total),
+                                   &r);
+            gx_l2_tally_add(&tb, r.latency_cycles);
+            tb.sectors += r.sectors;
+        }
+        at += n;
+    }
+    assert_true(ta.total.v == tb.total.v);
+    assert_true(ta.lo == tb.lo && ta.hi == tb.hi);
+    assert_int_equal(ta.sectors, tb.sectors);
+    assert_memory_equal(ha, hb, sizeof ha);
+    gx_translation_stats sa = stats(a), sb = stats(b);
+    assert_memory_equal(&sa, &sb, sizeof sa);
+    assert_true(sa.faults > 0 && sa.level[0].hits > 0 && sa.level[0].misses > 0);
+    gx_l2_stats la, lb;
+    gx_l2_get_stats(gx_memsys_l2(a), &la);
+    gx_l2_get_stats(gx_memsys_l2(b), &lb);
+    assert_int_equal(la.dram_accesses, lb.dram_accesses);
+    assert_int_equal(la.level[0].hits, lb.level[0].hits);
+    gx_memsys_free(a);
+    gx_memsys_free(b);
+    gx_profile_free(p);
+}
+
+static void test_run_alone_matches_groups(void **state)
+{
+    (void)state;
+    run_alone_vs_groups(4 * KiB, 32);
+    run_alone_vs_groups(2 * MiB, 32);
+    run_alone_vs_groups(4 * KiB, 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -548,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_xor_index),
         cmocka_unit_test(test_hit_fills_entry),
         cmocka_unit_test(test_golden_mixed),
+        cmocka_unit_test(test_run_alone_matches_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

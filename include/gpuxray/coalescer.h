@@ -19,6 +19,7 @@
 #ifndef GPUXRAY_COALESCER_H
 #define GPUXRAY_COALESCER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpuxray/error.h"
@@ -54,6 +55,10 @@ void gx_coalescer_train_neighbour(gx_coalescer *c, uint32_t sm, int real_walk);
  * count do for it, in one call. */
 void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read, int fault,
                         uint64_t real);
+/* gx_coalescer_alone(c, sm[i], 1, 0, 0, real[i]) for i = 0 .. n - 1 in
+ * order: n instructions of one request, each a TLB hit. */
+void gx_coalescer_alone_hits(gx_coalescer *c, const uint32_t *sm, const uint64_t *real,
+                             size_t n);
 void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesced,
                         uint64_t widened);
 void gx_coalescer_get_stats(const gx_coalescer *c, gx_coalescer_stats *s);

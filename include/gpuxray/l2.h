@@ -104,6 +104,11 @@ static inline void gx_l2_tally_add(gx_l2_tally *t, double lat)
  * policy's hit update is idempotent) change no result. */
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t);
+/* gx_l2_run (no repeats) whose accesses each come after a translation of
+ * extra cycles: every latency lat goes into t as extra + lat (the sum the
+ * translated path forms, memsys.c); the L2's own model is gx_l2_run's. */
+void gx_l2_run_plus(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n, double extra,
+                    gx_l2_tally *t);
 
 /* The DRAM behind this L2 (dram.h): its latency replaces the profile's
  * memory.dram_latency_cycles the L2 starts with (the same number today; the

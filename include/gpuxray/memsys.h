@@ -125,6 +125,14 @@ double gx_memsys_window(const gx_memsys *ms);
  * gx_memsys_access_off. res[i] receives request i's outcome. */
 void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n, double t,
                             gx_memsys_res *res);
+/* Translation on (gx_memsys_translating): n instructions of ONE request
+ * each, request i a read of va[i] within one L2 sector from SM sm[i]
+ * (< sm_count), issued at cycle[i] (0: when the one before is done, the
+ * total so far): exactly gx_memsys_access_group of each in order (op and
+ * size do not change the model), each latency and its sectors into t
+ * (faults: the translation cycles, no sector). */
+void gx_memsys_run_alone(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
+                         const uint64_t *cycle, size_t n, gx_l2_tally *t);
 /* A trace's MAP record: [va, va + bytes) at page_bytes (see gx_vmem_map).
  * GX_EINVAL (counted as a rejected map) when it cannot be mapped. */
 int gx_memsys_map(gx_memsys *ms, uint64_t va, uint64_t bytes, uint64_t page_bytes,

@@ -14,6 +14,7 @@
 #ifndef GPUXRAY_TLB_H
 #define GPUXRAY_TLB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpuxray/error.h"
@@ -33,6 +34,11 @@ int gx_tlb_new(const gx_tlb_level_cfg *level, const gx_tlb_cfg *t, uint32_t sm_c
 void gx_tlb_free(gx_tlb *tlb);
 /* 1 on a hit (*page_bytes = the page size found), 0 on a miss. */
 int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes);
+/* gx_tlb_lookup of (sm[i], va[i]) for i = 0, 1, .. until one misses:
+ * returns the hits h (page_bytes[0 .. h) their sizes); when h < n, request h
+ * was looked up too (a miss, counted). */
+size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
+                         uint64_t *page_bytes);
 void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
 /* Add page nb_va (same size) to the entry of va when one entry covers both. */
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,

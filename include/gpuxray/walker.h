@@ -39,9 +39,20 @@ typedef struct gx_walk {
     double walk_cycles;      /* the walk itself: PWC hits and reads */
     int leaf_read;           /* the final entry came from a page-table read (a real walk) */
     int n_neighbours;        /* valid final entries of the leaf fetch, the requested one excluded */
+    /* the neighbours, in address order: filled by the walk, or (nb_lazy) by
+     * gx_walk_neighbours from a block of alike entries: entry j's VA
+     * nb_first_va + (j << nb_shift), j < nb_count except nb_skip (the
+     * requested page), each nb_bytes */
     uint64_t neighbour_va[GX_VMEM_MAX_FETCH];
     uint64_t neighbour_bytes[GX_VMEM_MAX_FETCH];
+    int nb_lazy;
+    uint32_t nb_count, nb_skip, nb_shift;
+    uint64_t nb_first_va, nb_bytes;
 } gx_walk;
+
+/* Fill w's neighbour_va / neighbour_bytes when the walk left them to be
+ * (nb_lazy); before they are read. */
+void gx_walk_neighbours(gx_walk *w);
 
 typedef struct gx_walker_stats {
     uint64_t walks, faults;

@@ -601,7 +601,8 @@ void gx_l2_reset_stats(gx_l2 *l2)
 /* Any L2: each access located RUN_AHEAD ahead, its set prefetched, then
  * gx_l2_access_loc (== gx_l2_access: locating is pure). */
 static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
-                            const uint32_t *rep, size_t n, gx_l2_tally *t)
+                            const uint32_t *rep, size_t n, int plus, double extra,
+                            gx_l2_tally *t)
 {
     gx_l2_loc ring[RUN_AHEAD];
     uint64_t made = 0;
@@ -620,7 +621,7 @@ static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
         const uint64_t nr = 1 + (uint64_t)(rep ? rep[i] : 0);
         for (uint64_t j = 0; j < nr; j++) {
             gx_l2_access_loc(l2, &loc, sm[i], GX_L2_READ, &r);
-            gx_l2_tally_add(t, r.latency_cycles);
+            gx_l2_tally_add(t, plus ? extra + r.latency_cycles : r.latency_cycles);
         }
         made += nr;
     }
@@ -630,8 +631,17 @@ static uint64_t run_generic(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t)
 {
-    if (gx_l2_run_fast_ready(l2, t->bins - 1)) /* l2_run.c */
+    if (gx_l2_run_fast_ready(l2, t->bins - 1, 0, 0)) /* l2_run.c */
         t->sectors += gx_l2_run_fast(l2, pa, sm, rep, n, t);
     else /* the general path (also when the table could not be allocated) */
-        t->sectors += run_generic(l2, pa, sm, rep, n, t);
+        t->sectors += run_generic(l2, pa, sm, rep, n, 0, 0, t);
+}
+
+void gx_l2_run_plus(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n, double extra,
+                    gx_l2_tally *t)
+{
+    if (gx_l2_run_fast_ready(l2, t->bins - 1, 1, extra)) /* the table holds extra + lat */
+        t->sectors += gx_l2_run_fast(l2, pa, sm, NULL, n, t);
+    else
+        t->sectors += run_generic(l2, pa, sm, NULL, n, 1, extra, t);
 }

@@ -57,6 +57,8 @@ struct gx_l2 {
     struct run_lat *rlat;
     uint64_t rlat_top; /* the bins it was built for: bins - 1 */
     int rlat_ok;
+    int rlat_plus;     /* built for gx_l2_run_plus: every latency extra + the L2's */
+    double rlat_extra;
     uint64_t *rcnt;    /* the counting mode's accesses per rlat entry (0 between runs) */
     uint32_t rdirect;  /* runs left in the direct mode before the next try at counting */
 };
@@ -91,9 +93,9 @@ static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint
 
 /* 1 when gx_l2_run may take the specialised run (l2->fast, sets and the
  * latency table within their bounds, the table built for the tally's bins
- * top = bins - 1); builds the table when needed (0 when it cannot be
- * allocated: the general path then). */
-int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top);
+ * top = bins - 1, and with plus for gx_l2_run_plus's extra); builds the
+ * table when needed (0 when it cannot be allocated: the general path then). */
+int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra);
 /* The specialised batch run (l2->fast and gx_l2_run_fast_ready): gx_l2_run's
  * contract; returns the L2 accesses made. */
 uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,

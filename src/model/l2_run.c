@@ -42,8 +42,9 @@ static run_lat run_lat_of(double lat, uint64_t top, uint32_t slice)
 }
 
 /* l2->rlat: entry (sm * slices + slice) * 4 + o for every SM and slice, o
- * the outcome or RUN_REPEAT (a hit); bins clamped to top. */
-static int build_run_lat(gx_l2 *l2, uint64_t top)
+ * the outcome or RUN_REPEAT (a hit); bins clamped to top; with plus, every
+ * latency extra + the L2's (gx_l2_run_plus: the sum its caller forms). */
+static int build_run_lat(gx_l2 *l2, uint64_t top, int plus, double extra)
 {
     const size_t rows = (size_t)l2->sm_count * l2->slices;
     if (!l2->rlat && !(l2->rlat = malloc(rows * 4 * sizeof *l2->rlat)))
@@ -55,8 +56,9 @@ static int build_run_lat(gx_l2 *l2, uint64_t top)
         const double skew = l2->skew ? (double)l2->skew[r] : 0.0;
         /* as finish() in l2.c: the skew added only when there is one */
         const uint32_t sl = (uint32_t)(r % l2->slices);
-        const run_lat hit = run_lat_of(l2->skew ? hitc + skew : hitc, top, sl);
-        const run_lat miss = run_lat_of(l2->skew ? dramc + skew : dramc, top, sl);
+        const double hl = l2->skew ? hitc + skew : hitc, ml = l2->skew ? dramc + skew : dramc;
+        const run_lat hit = run_lat_of(plus ? extra + hl : hl, top, sl);
+        const run_lat miss = run_lat_of(plus ? extra + ml : ml, top, sl);
         run_lat *e = &l2->rlat[4 * r];
         e[GX_CACHE_HIT] = hit;
         e[GX_CACHE_SECTOR_MISS] = miss;
@@ -64,6 +66,8 @@ static int build_run_lat(gx_l2 *l2, uint64_t top)
         e[RUN_REPEAT] = hit;
     }
     l2->rlat_top = top;
+    l2->rlat_plus = plus;
+    l2->rlat_extra = extra;
     l2->rlat_ok = 1;
     return GX_OK;
 }
@@ -362,11 +366,18 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
     return n + folded;
 }
 
-int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top)
+/* Was the table built for (top, plus, extra)? extra compared bit for bit. */
+static int run_lat_for(const gx_l2 *l2, uint64_t top, int plus, double extra)
+{
+    return l2->rlat_ok && l2->rlat_top == top && l2->rlat_plus == plus &&
+           (!plus || !memcmp(&l2->rlat_extra, &extra, sizeof extra));
+}
+
+int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra)
 {
     /* sets numbered in 32 bits (RUN_LOC_SET), a table of bounded size
      * (entries numbered in 32 bits), built for the tally's bins */
     return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
            (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS &&
-           ((l2->rlat_ok && l2->rlat_top == top) || build_run_lat(l2, top) == GX_OK);
+           (run_lat_for(l2, top, plus, extra) || build_run_lat(l2, top, plus, extra) == GX_OK);
 }

@@ -92,9 +92,12 @@ int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out
     ms->sector_shift = (uint32_t)__builtin_ctz(p->l2.sector_bytes);
     ms->frame_shift = (uint32_t)__builtin_ctzll(p->memory.page_bytes);
     ms->pa_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->pa_buf);
+    ms->sm_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->sm_buf);
+    ms->size_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->size_buf);
     gx_l2_opts lo = {cfg->noise, cfg->skew, cfg->seed};
     gx_vmem_cfg vc = {p->memory.page_bytes, cfg->phys_bytes, cfg->frames_seed, &p->tlb};
-    int rc = ms->pa_buf ? gx_dram_new(p, &ms->dram, msg) : gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
+    int rc = ms->pa_buf && ms->sm_buf && ms->size_buf ? gx_dram_new(p, &ms->dram, msg)
+                                      : gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
     if (rc == GX_OK)
         rc = gx_l2_new(p, &lo, &ms->l2, msg);
     if (rc == GX_OK) {
@@ -128,6 +131,8 @@ void gx_memsys_free(gx_memsys *ms)
     gx_coalescer_free(ms->co);
     gx_smem_free(ms->smem);
     free(ms->pa_buf);
+    free(ms->sm_buf);
+    free(ms->size_buf);
     free(ms);
 }
 
@@ -209,29 +214,46 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
  * (the fold's test and the repeat column cost the random trace ~30). */
 #define RUN_FRAME_MEMO 64 /* a power of two */
 
+/* The frame memo of one batch call: VFN tag and frame base per slot. */
+typedef struct frame_memo {
+    uint64_t tag[RUN_FRAME_MEMO], frame[RUN_FRAME_MEMO];
+    uint64_t off_mask;
+    uint32_t shift;
+} frame_memo;
+
+static void memo_init(frame_memo *m, uint32_t frame_shift)
+{
+    m->shift = frame_shift;
+    m->off_mask = ((uint64_t)1 << frame_shift) - 1;
+    for (uint64_t j = 0; j < RUN_FRAME_MEMO; j++) {
+        m->tag[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
+        m->frame[j] = 0;
+    }
+}
+
+/* gx_vmem_pa(va), vmem asked only for a frame new to the memo. */
+static inline uint64_t memo_pa(frame_memo *m, gx_vmem *vm, uint64_t va)
+{
+    const uint64_t vfn = va >> m->shift;
+    const uint32_t j = (uint32_t)vfn & (RUN_FRAME_MEMO - 1);
+    if (__builtin_expect(m->tag[j] != vfn, 0)) {
+        m->tag[j] = vfn;
+        m->frame[j] = gx_vmem_pa(vm, va) & ~m->off_mask;
+    }
+    return m->frame[j] | (va & m->off_mask);
+}
+
 void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
                        const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
-    const uint32_t fsh = ms->frame_shift;
-    const uint64_t off_mask = ((uint64_t)1 << fsh) - 1;
     uint64_t *pa = ms->pa_buf;
-    uint64_t tag[RUN_FRAME_MEMO], frame[RUN_FRAME_MEMO];
-    for (uint64_t j = 0; j < RUN_FRAME_MEMO; j++) {
-        tag[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
-        frame[j] = 0;
-    }
+    frame_memo memo;
+    memo_init(&memo, ms->frame_shift);
     for (size_t done = 0; done < n;) {
         size_t k = n - done < MEMSYS_RUN_CHUNK ? n - done : MEMSYS_RUN_CHUNK;
         const uint64_t *v = va + done;
-        for (size_t i = 0; i < k; i++) {
-            const uint64_t vfn = v[i] >> fsh;
-            const uint32_t j = (uint32_t)vfn & (RUN_FRAME_MEMO - 1);
-            if (__builtin_expect(tag[j] != vfn, 0)) {
-                tag[j] = vfn;
-                frame[j] = gx_vmem_pa(ms->vm, v[i]) & ~off_mask;
-            }
-            pa[i] = frame[j] | (v[i] & off_mask);
-        }
+        for (size_t i = 0; i < k; i++)
+            pa[i] = memo_pa(&memo, ms->vm, v[i]);
         gx_l2_run(ms->l2, pa, sm + done, rep ? rep + done : NULL, k, t);
         done += k;
     }
@@ -323,6 +345,8 @@ static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va,
         x->page_base = w->page_base;
         x->page_bytes = w->page_bytes;
         x->n_nb = w->n_neighbours;
+        if (ms->nb_levels && x->n_nb) /* read by fill_levels (and in_fetch below) */
+            gx_walk_neighbours(w);
         if (!w->fault)
             fill_levels(ms, sm, va, x);
     }
@@ -435,6 +459,8 @@ static void run_group(group_ctx *g, const uint8_t *member, uint64_t predicted, i
             if (!x.fault)
                 (void)gx_coalescer_train_size(ms->co, g->sm, predicted, x.page_bytes);
         }
+        if (widen && first && x.n_nb)
+            gx_walk_neighbours(&x.w); /* in_fetch reads them */
         serve(g, l, &x, member, widen && first, extra);
         extra += x.cycles;
         first = 0;
@@ -505,6 +531,98 @@ static void access_alone(gx_memsys *ms, const gx_memsys_req *req, double t, gx_m
     ms->translation_cycles += cyc;
     ms->faults += fault;
     ms->accesses++;
+}
+
+/* ---- translation on, batched: instructions of one single-sector request ----
+ * A first-level TLB hit needs nothing of the time (no slot, no walk): its
+ * translation is the level's hit latency c0, so its L2 access waits in
+ * pa_buf and a run of them goes through the L2's batch run with c0 added
+ * to each latency (gx_l2_run_plus). Anything else first runs the waiting
+ * accesses (the walk's page-table reads and the issue time, the total so
+ * far, come after them), then takes access_alone's path. So the L2 sees
+ * the same accesses in the same order, the TLBs, the walker and the
+ * coalescer the same calls, vmem places the same frames in the same order,
+ * and every statistic is access_alone's. Measured: see docs/performance.md
+ * ("Translation: instructions per access"). */
+#define RUN_ALONE_MIN 16 /* fewer waiting accesses: one at a time (the batch run's setup) */
+
+/* The waiting first-level hits (pa_buf, sm_buf: k of them) into t. */
+static void run_hits(gx_memsys *ms, size_t k, double c0, gx_l2_tally *t)
+{
+    if (k >= RUN_ALONE_MIN) {
+        gx_l2_run_plus(ms->l2, ms->pa_buf, ms->sm_buf, k, c0, t);
+        return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        gx_l2_result r;
+        gx_l2_access(ms->l2, ms->pa_buf[i], ms->sm_buf[i], GX_L2_READ, &r);
+        gx_l2_tally_add(t, c0 + r.latency_cycles);
+        t->sectors++;
+    }
+}
+
+/* access_alone of a request that missed the first level, its latency into
+ * t (issued at cycle, or 0: when the accesses before it are done). */
+static void alone_missed(gx_memsys *ms, frame_memo *memo, uint64_t va, uint32_t sm,
+                         uint64_t cycle, double c0, gx_l2_tally *t)
+{
+    const double at = cycle ? (double)cycle : gx_cyc_value(&t->total);
+    xlate x;
+    x.fault = x.tlb_hit = x.leaf_read = x.n_nb = 0;
+    translate_miss(ms, va, sm, at, c0, &x);
+    gx_coalescer_alone(ms->co, sm, x.tlb_hit, x.leaf_read, x.fault, x.page_bytes);
+    const double cyc = x.cycles;
+    double phys = 0; /* gx_memsys_access_off of the one sector */
+    if (!x.fault) {
+        gx_l2_result r;
+        gx_l2_access(ms->l2, memo_pa(memo, ms->vm, va), sm, GX_L2_READ, &r);
+        phys = r.latency_cycles;
+        t->sectors++;
+    }
+    gx_l2_tally_add(t, cyc + phys);
+    ms->translation_cycles += cyc;
+    ms->faults += (uint64_t)x.fault;
+}
+
+void gx_memsys_run_alone(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
+                         const uint64_t *cycle, size_t n, gx_l2_tally *t)
+{
+    double c0 = 0;
+    c0 += ms->hit_lat[0]; /* as translate() forms it */
+    frame_memo memo;
+    memo_init(&memo, ms->frame_shift);
+    uint64_t *const pa = ms->pa_buf, *const size = ms->size_buf;
+    uint32_t *const psm = ms->sm_buf;
+    size_t k = 0; /* hits waiting in pa_buf, sm_buf */
+    double xc = ms->translation_cycles;
+    for (size_t i = 0; i < n;) {
+        const size_t room = MEMSYS_RUN_CHUNK - k, m = n - i < room ? n - i : room;
+        /* the first-level hits from i on, their sizes at size[k ..] */
+        const size_t h = gx_tlb_lookup_run(ms->tlb[0], sm + i, va + i, m, size + k);
+        if (h) {
+            gx_coalescer_alone_hits(ms->co, sm + i, size + k, h);
+            for (size_t j = 0; j < h; j++) {
+                xc += c0;
+                pa[k + j] = memo_pa(&memo, ms->vm, va[i + j]);
+                psm[k + j] = sm[i + j];
+            }
+            k += h;
+            i += h;
+            if (h == m && k < MEMSYS_RUN_CHUNK)
+                continue; /* the end of the requests */
+            run_hits(ms, k, c0, t);
+            k = 0;
+        }
+        if (h < m) { /* request i missed the first level (looked up and counted) */
+            ms->translation_cycles = xc;
+            alone_missed(ms, &memo, va[i], sm[i], cycle[i], c0, t);
+            xc = ms->translation_cycles;
+            i++;
+        }
+    }
+    run_hits(ms, k, c0, t);
+    ms->translation_cycles = xc;
+    ms->accesses += n;
 }
 
 void gx_memsys_access_group(gx_memsys *ms, const gx_memsys_req *req, uint32_t n, double t,

@@ -15,7 +15,9 @@ struct gx_memsys {
     gx_vmem *vm;
     uint32_t sector_shift;
     uint32_t frame_shift; /* vmem's frames (memory.page_bytes) */
-    uint64_t *pa_buf;     /* gx_memsys_run_off: MEMSYS_RUN_CHUNK physical addresses */
+    uint64_t *pa_buf;     /* gx_memsys_run_off / _run_alone: MEMSYS_RUN_CHUNK physical addresses */
+    uint32_t *sm_buf;     /* gx_memsys_run_alone: their SMs */
+    uint64_t *size_buf;   /* gx_memsys_run_alone: their page sizes */
     /* translation (tlb present) */
     int xlate;
     int n_levels;

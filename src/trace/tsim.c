@@ -93,8 +93,9 @@ int gx_tsim_new(const gx_profile *p, const gx_tsim_cfg *c, gx_tsim **out, gx_msg
     s->hist = calloc(GX_TSIM_LAT_BINS, sizeof *s->hist);
     s->col_va = malloc(TSIM_COLS * sizeof *s->col_va);
     s->col_sm = malloc(TSIM_COLS * sizeof *s->col_sm);
+    s->col_cycle = malloc(TSIM_COLS * sizeof *s->col_cycle);
     gx_memsys_cfg mc = {c->noise, c->skew, c->seed, c->frames_seed, phys};
-    int rc = s->hist && s->col_va && s->col_sm ? GX_OK
+    int rc = s->hist && s->col_va && s->col_sm && s->col_cycle ? GX_OK
                                                 : gx_fail(msg, GX_ENOMEM, "sim: out of memory");
     if (rc == GX_OK)
         rc = gx_memsys_new(p, &mc, &s->ms, msg);
@@ -121,6 +122,7 @@ void gx_tsim_free(gx_tsim *s)
     free(s->hist);
     free(s->col_va);
     free(s->col_sm);
+    free(s->col_cycle);
     free(s);
 }
 
@@ -343,7 +345,10 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
     s->max_cycles = t.hi;
 }
 
-/* ---- translation on: warp instructions through the whole memory system ---- */
+/* ---- translation on: warp instructions through the whole memory system ----
+ * Runs of instructions of one single-sector access (no warp id) go to
+ * gx_memsys_run_alone in columns (run_alone); warp instructions are gathered
+ * and go through gx_memsys_access_group (gx_tsim_flush). */
 
 /* One access's latency into the statistics. */
 static void account(gx_tsim *s, double lat)
@@ -393,10 +398,56 @@ static void control_record(gx_tsim *s, const gx_trace_rec *r)
         gx_memsys_invalidate(s->ms, r->addr, r->arg);
 }
 
+/* An instruction alone (no warp id) of one global single-sector access. */
+static inline int alone_in_sector(const gx_trace_rec *r, uint64_t smask)
+{
+    return !r->warp && gx_trace_op_is_global(r->op) && (r->addr & smask) + r->size <= smask + 1;
+}
+
+/* The maximal run of records alone_in_sector from rec[0] (rec[0] one of
+ * them; n records at most) through gx_memsys_run_alone in column batches:
+ * what gx_tsim_flush does for each of them one at a time (the same issue
+ * cycles, statistics in the same order; gx_memsys_run_alone's notes).
+ * Returns the records taken. */
+static uint64_t run_alone(gx_tsim *s, const gx_trace_rec *rec, uint64_t n, uint64_t smask)
+{
+    const uint32_t smc = s->sm_count;
+    gx_l2_tally t = {s->total, s->min_cycles, s->max_cycles, s->hist, GX_TSIM_LAT_BINS, 0};
+    uint64_t ops[3] = {0, 0, 0}, bytes = 0, done = 0;
+    for (size_t k = TSIM_COLS; k == TSIM_COLS;) {
+        const size_t most = n - done < TSIM_COLS ? (size_t)(n - done) : TSIM_COLS;
+        for (k = 0; k < most && alone_in_sector(&rec[done + k], smask); k++) {
+            const gx_trace_rec *r = &rec[done + k];
+            s->col_va[k] = r->addr;
+            s->col_sm[k] = r->sm < smc ? r->sm : r->sm % smc;
+            s->col_cycle[k] = r->cycle;
+            ops[r->op]++;
+            bytes += r->size;
+        }
+        gx_memsys_run_alone(s->ms, s->col_va, s->col_sm, s->col_cycle, k, &t);
+        done += k;
+    }
+    for (int j = 0; j < 3; j++)
+        s->op_count[j] += ops[j];
+    s->bytes += bytes;
+    s->accesses += done;
+    s->l2_accesses += t.sectors;
+    s->total = t.total;
+    s->min_cycles = t.lo;
+    s->max_cycles = t.hi;
+    return done;
+}
+
 static void run_translated(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
 {
+    const uint64_t smask = (uint64_t)s->sector_bytes - 1;
     for (uint64_t i = 0; i < n; i++) {
         const gx_trace_rec *r = &rec[i];
+        if (alone_in_sector(r, smask)) { /* a run of them: batched */
+            gx_tsim_flush(s); /* the instruction gathered before, in order */
+            i += run_alone(s, r, n - i, smask) - 1;
+            continue;
+        }
         if (r->op == GX_TRACE_MAP || r->op == GX_TRACE_INVALIDATE) {
             control_record(s, r);
             continue;

@@ -77,6 +77,7 @@ struct gx_tsim {
     /* translation off: single-sector accesses gathered for gx_memsys_run_off */
     uint64_t *col_va;
     uint32_t *col_sm;
+    uint64_t *col_cycle; /* translation on: the issue cycles of gx_memsys_run_alone's */
     /* threaded / sharded run (tsim_par.c) and what it or a merge gathered */
     gx_tsim_par *par;
     gx_tsim_ext *ext;

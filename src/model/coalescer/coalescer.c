@@ -154,6 +154,39 @@ void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read
     gx_coalescer_count(c, 1, 1, 0);
 }
 
+/* The counters trained as gx_coalescer_alone trains them on a TLB hit (the
+ * neighbour counter down, the size counter towards the real size), the
+ * counts summed in locals. */
+void gx_coalescer_alone_hits(gx_coalescer *c, const uint32_t *sm, const uint64_t *real,
+                             size_t n)
+{
+    /* the constants in locals (the counters' stores could alias them) */
+    const uint32_t sms = c->sms, half = c->size_half, top = c->size_max;
+    const uint64_t large = c->large, small = c->small, gmax = c->granule_max;
+    uint32_t *const size_ctr = c->size_ctr, *const nb_ctr = c->nb_ctr;
+    uint64_t missed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = sm[i] < sms ? sm[i] : sm[i] % sms;
+        uint32_t *const sz = &size_ctr[k], *const nb = &nb_ctr[k];
+        const uint64_t predicted = *sz >= half ? large : small;
+        if (*nb)
+            (*nb)--;
+        if (real[i] >= large) {
+            if (*sz < top)
+                (*sz)++;
+        } else if (*sz) {
+            (*sz)--;
+        }
+        /* gx_coalescer_granule of each */
+        const uint64_t gp = predicted < gmax ? predicted : gmax;
+        const uint64_t gr = real[i] < gmax ? real[i] : gmax;
+        missed += (uint64_t)(gp != gr);
+    }
+    c->st.size_predictions += n;
+    c->st.size_mispredictions += missed;
+    gx_coalescer_count(c, n, n, 0);
+}
+
 void gx_coalescer_get_stats(const gx_coalescer *c, gx_coalescer_stats *s)
 {
     *s = c->st;

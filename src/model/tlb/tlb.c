@@ -253,6 +253,44 @@ int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes)
     return 0;
 }
 
+/* The size index of the filled size whose probe hits va (smallest first),
+ * -1 on a miss: gx_tlb_lookup's probes without its counts. */
+static inline __attribute__((always_inline)) int find_size(gx_tlb *tlb, uint32_t filled,
+                                                           uint32_t sm, uint64_t va)
+{
+    const uint64_t base = set_base(tlb, sm);
+    for (uint32_t f = filled; f; f &= f - 1) {
+        int s = __builtin_ctz(f);
+        uint64_t set, tag;
+        uint32_t sector;
+        place(tlb, base, va, s, &set, &tag, &sector);
+        if (probe(tlb, set, tag, sector))
+            return s;
+    }
+    return -1;
+}
+
+/* The counts in locals, the filled sizes read once (lookups fill nothing):
+ * the same probes and counts as gx_tlb_lookup one request at a time. */
+size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
+                         uint64_t *page_bytes)
+{
+    const uint32_t filled = tlb->filled_sizes;
+    size_t i = 0;
+    for (; i < n; i++) {
+        const int s = find_size(tlb, filled, sm[i], va[i]);
+        if (s < 0)
+            break;
+        tlb->st.hits_by_size[s]++;
+        page_bytes[i] = tlb->sizes[s];
+    }
+    const uint64_t missed = i < n;
+    tlb->st.accesses += i + missed;
+    tlb->st.hits += i;
+    tlb->st.misses += missed;
+    return i;
+}
+
 static int index_of(const gx_tlb *tlb, uint64_t page_bytes)
 {
     for (int s = 0; s < tlb->n_sizes; s++)

@@ -25,6 +25,7 @@
 #include "../slots.h"
 #include "gpuxray/bits.h"
 #include "gpuxray/cache.h"
+#include "fablock.h"
 #include "facache.h"
 
 #define PWC_LINE_BYTES 32 /* one sector: an entry present or not */
@@ -34,6 +35,7 @@
 typedef struct gx_pwc {
     gx_cache *c;
     gx_facache *fa;
+    gx_fablock *fb; /* the neighbour PWC's fully associative lru instead of fa */
     uint64_t sets;
     double lat;
 } gx_pwc;
@@ -47,6 +49,9 @@ struct gx_walker {
     gx_pwc pwc, npwc;
     gx_slots walkers; /* cycle each walker frees */
     gx_slots queue;   /* cycle each queue slot frees (its walk starts); n 0: unbounded */
+    int levels;       /* the page table's (fixed when it is built) */
+    uint32_t can_final; /* bit i: an entry of level i can be final (fixed too) */
+    int has_pwc, has_npwc; /* present(&pwc), present(&npwc) */
     gx_walker_stats st;
 };
 
@@ -55,8 +60,10 @@ static int is_lru(const char *policy)
     return !policy[0] || !strcmp(policy, "lru");
 }
 
+/* group_bits: above 0, a fully associative lru cache is a gx_fablock of
+ * that many group bits (the neighbour PWC: a walk's fetch block as one run). */
 static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t seed,
-                       gx_pwc *out, gx_msg *msg)
+                       uint32_t group_bits, gx_pwc *out, gx_msg *msg)
 {
     memset(out, 0, sizeof *out);
     if (!c->present)
@@ -68,6 +75,10 @@ static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t 
         return gx_fail(msg, GX_ECONFIG, "%s.hit_latency_cycles: required (>= 0)", field);
     out->sets = c->entries / c->ways;
     out->lat = c->hit_latency_cycles;
+    if (out->sets == 1 && is_lru(c->policy) && group_bits) {
+        out->fb = gx_fablock_new(c->entries, group_bits);
+        return out->fb ? GX_OK : gx_fail(msg, GX_ENOMEM, "%s: out of memory", field);
+    }
     if (out->sets == 1 && is_lru(c->policy)) {
         out->fa = gx_facache_new(c->entries);
         return out->fa ? GX_OK : gx_fail(msg, GX_ENOMEM, "%s: out of memory", field);
@@ -82,18 +93,21 @@ static int small_cache(const gx_small_cache_cfg *c, const char *field, uint64_t 
 
 static int present(const gx_pwc *p)
 {
-    return p->c || p->fa;
+    return p->c || p->fa || p->fb;
 }
 
 static void pwc_free(gx_pwc *p)
 {
     gx_cache_free(p->c);
     gx_facache_free(p->fa);
+    gx_fablock_free(p->fb);
 }
 
 static void pwc_flush(gx_pwc *p)
 {
-    if (p->fa)
+    if (p->fb)
+        gx_fablock_flush(p->fb);
+    else if (p->fa)
         gx_facache_flush(p->fa);
     else
         gx_cache_flush(p->c);
@@ -115,6 +129,17 @@ static int check_cfg(const gx_tlb_cfg *t, uint32_t line_bytes, gx_msg *msg)
     return GX_OK;
 }
 
+/* The neighbour PWC's group bits: log2 of a fetch's entries (any value
+ * gives the same results; a fetch block as one group is the fast one),
+ * 1 to 6. */
+static uint32_t fetch_group_bits(const gx_tlb_cfg *t)
+{
+    uint32_t f = (uint32_t)gx_log2_u64(t->walker.fetch_bytes);
+    uint32_t p = t->pte_bytes ? (uint32_t)gx_log2_u64(t->pte_bytes) : 0;
+    uint32_t b = f > p ? f - p : 1;
+    return b > 6 ? 6 : b;
+}
+
 int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walker_read_fn read,
                   void *ctx, uint64_t seed, gx_walker **out, gx_msg *msg)
 {
@@ -130,19 +155,24 @@ int gx_walker_new(const gx_tlb_cfg *t, gx_vmem *vm, uint32_t line_bytes, gx_walk
     w->ctx = ctx;
     w->fetch_bytes = t->walker.fetch_bytes;
     w->fixed_read = t->walker.fixed_read_cycles;
+    w->levels = gx_vmem_pt_levels(vm);
+    for (int i = 0; i < w->levels && i < 32; i++)
+        w->can_final |= (uint32_t)(gx_vmem_level_can_be_final(vm, i) != 0) << i;
     if (gx_slots_init(&w->walkers, t->walker.walkers) ||
         gx_slots_init(&w->queue, t->walker.queue_entries))
         rc = gx_fail(msg, GX_ENOMEM, "walker: out of memory");
     if (rc == GX_OK)
-        rc = small_cache(&t->walker.pwc, "tlb.walker.pwc", gx_mix64(seed ^ 0x9c1ULL), &w->pwc,
-                         msg);
+        rc = small_cache(&t->walker.pwc, "tlb.walker.pwc", gx_mix64(seed ^ 0x9c1ULL), 0,
+                         &w->pwc, msg);
     if (rc == GX_OK)
         rc = small_cache(&t->walker.neighbour_pwc, "tlb.walker.neighbour_pwc",
-                         gx_mix64(seed ^ 0x9c2ULL), &w->npwc, msg);
+                         gx_mix64(seed ^ 0x9c2ULL), fetch_group_bits(t), &w->npwc, msg);
     if (rc != GX_OK) {
         gx_walker_free(w);
         return rc;
     }
+    w->has_pwc = present(&w->pwc);
+    w->has_npwc = present(&w->npwc);
     *out = w;
     return GX_OK;
 }
@@ -181,6 +211,8 @@ static double admit(gx_walker *w, double t)
 
 static int probe(gx_pwc *p, const gx_vmem_pte *e)
 {
+    if (p->fb)
+        return gx_fablock_probe(p->fb, e->key);
     if (p->fa)
         return gx_facache_probe(p->fa, e->key);
     return gx_cache_access(p->c, (e->key >> 6) % p->sets, e->key, 0, 0, NULL) == GX_CACHE_HIT;
@@ -188,7 +220,9 @@ static int probe(gx_pwc *p, const gx_vmem_pte *e)
 
 static void insert(gx_pwc *p, const gx_vmem_pte *e)
 {
-    if (p->fa)
+    if (p->fb)
+        gx_fablock_insert(p->fb, e->key);
+    else if (p->fa)
         gx_facache_insert(p->fa, e->key);
     else
         gx_cache_insert(p->c, (e->key >> 6) % p->sets, e->key, 1u, NULL);
@@ -207,13 +241,45 @@ static double read_block(gx_walker *w, int level, const gx_vmem_pte *e, uint32_t
  * (the same order and results as one at a time). */
 static void insert_neighbours(gx_walker *w, const uint64_t *keys, uint32_t nk)
 {
-    if (w->npwc.fa)
+    if (w->npwc.fb)
+        gx_fablock_insert_keys(w->npwc.fb, keys, nk);
+    else if (w->npwc.fa)
         gx_facache_insert_keys(w->npwc.fa, keys, nk);
     else if (w->npwc.c)
         for (uint32_t k = 0; k < nk; k++)
             gx_cache_insert(w->npwc.c, (keys[k] >> 6) % w->npwc.sets, keys[k], 1u, NULL);
     if (present(&w->npwc))
         w->st.pwc2_insertions += nk;
+}
+
+/* insert_neighbours of a block's keys first + (j << 6), j < n except skip. */
+static void insert_block(gx_walker *w, uint64_t first, uint32_t n, uint32_t skip)
+{
+    if (w->npwc.fb) {
+        gx_fablock_insert_run(w->npwc.fb, first, n, skip);
+        w->st.pwc2_insertions += n - 1;
+        return;
+    }
+    uint64_t keys[GX_VMEM_MAX_FETCH];
+    uint32_t nk = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (j != skip)
+            keys[nk++] = first + ((uint64_t)j << 6);
+    insert_neighbours(w, keys, nk);
+}
+
+void gx_walk_neighbours(gx_walk *w)
+{
+    if (!w->nb_lazy)
+        return;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < w->nb_count; j++) {
+        if (j == w->nb_skip)
+            continue;
+        w->neighbour_va[k] = w->nb_first_va + ((uint64_t)j << w->nb_shift);
+        w->neighbour_bytes[k++] = w->nb_bytes;
+    }
+    w->nb_lazy = 0;
 }
 
 /* Block entry (key, va, kind, page_bytes) seen from final entry e: a valid
@@ -245,17 +311,21 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
     uint32_t nk = 0;
     gx_vmem_block u;
     int n = gx_vmem_fetch_uniform(w->vm, level, e, w->fetch_bytes, &u);
-    if (n && u.kind == GX_PTE_FINAL) { /* the common case: every other entry a neighbour */
-        for (uint64_t j = 0; j < (uint64_t)n; j++) {
-            uint64_t key = u.first_key + (j << 6);
-            if (key == e->key)
-                continue;
-            keys[nk] = key;
-            out->neighbour_va[nk] = u.first_va + (j << u.va_shift);
-            out->neighbour_bytes[nk++] = u.page_bytes;
-        }
-        out->n_neighbours = (int)nk;
-    } else if (n) {
+    const uint64_t skip = (e->key - u.first_key) >> 6; /* e's entry in the block */
+    if (n && u.kind == GX_PTE_FINAL && skip < (uint64_t)n &&
+        u.first_key + (skip << 6) == e->key) {
+        /* the common case: every other entry a neighbour, described, not listed */
+        out->n_neighbours = n - 1;
+        out->nb_lazy = 1;
+        out->nb_count = (uint32_t)n;
+        out->nb_skip = (uint32_t)skip;
+        out->nb_shift = u.va_shift;
+        out->nb_first_va = u.first_va;
+        out->nb_bytes = u.page_bytes;
+        insert_block(w, u.first_key, (uint32_t)n, (uint32_t)skip);
+        return;
+    }
+    if (n) {
         for (uint64_t j = 0; j < (uint64_t)n; j++)
             neighbour(w, e, u.first_key + (j << 6), u.first_va + (j << u.va_shift), u.kind,
                       u.page_bytes, keys, &nk, out);
@@ -274,13 +344,13 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
 {
     gx_vmem_pte e;
     gx_vmem_walk_entry(w->vm, vw, level, &e);
-    int last = level + 1 == gx_vmem_pt_levels(w->vm);
+    int last = level + 1 == w->levels;
     /* A cached entry counts only while the page table still has that kind
      * of entry there: a MAP without an INV after it can leave an entry of
      * the old table behind (a pointer where a final entry now is, or the
      * reverse), which the model takes as a miss. Without remapping the
      * kind always matches (an entry is cached only as what it is). */
-    if (present(&w->pwc) && !last) {
+    if (w->has_pwc && !last) {
         w->st.pwc_accesses++;
         if (e.kind == GX_PTE_TABLE && probe(&w->pwc, &e)) {
             w->st.pwc_hits++;
@@ -290,7 +360,7 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
         }
         w->st.pwc_misses++;
     }
-    if (present(&w->npwc) && gx_vmem_level_can_be_final(w->vm, level)) {
+    if (w->has_npwc && (w->can_final >> level & 1u)) {
         w->st.pwc2_accesses++;
         if (e.kind == GX_PTE_FINAL && probe(&w->npwc, &e)) {
             w->st.pwc2_hits++;
@@ -307,7 +377,7 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
         return 1;
     }
     if (e.kind == GX_PTE_TABLE) {
-        if (present(&w->pwc)) { /* known non-final only now: the deferred insertion */
+        if (w->has_pwc) { /* known non-final only now: the deferred insertion */
             insert(&w->pwc, &e);
             w->st.pwc_insertions++;
         }
@@ -330,12 +400,12 @@ static uint32_t lat_bucket(double c)
 
 void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *out)
 {
-    out->fault = out->leaf_read = out->n_neighbours = 0; /* neighbours: up to n_neighbours */
+    out->fault = out->leaf_read = out->n_neighbours = out->nb_lazy = 0; /* up to n_neighbours */
     out->page_base = out->page_bytes = 0;
     out->walk_cycles = 0;
     double start = admit(w, t);
     out->queue_cycles = start - t;
-    int n = gx_vmem_pt_levels(w->vm);
+    int n = w->levels;
     gx_vmem_walk vw; /* va's page, once for every level */
     gx_vmem_walk_begin(w->vm, va, &vw);
     for (int level = 0; level < n; level++)
