@@ -46,7 +46,7 @@ static int one(uint64_t seed, const char *dir, tally *t)
         gx_profile_free(truth);
         return -1;
     }
-    gx_discover_opts o = {.only = "smem", .seed = seed, .progress = 0};
+    gx_discover_opts o = {.only = "smem", .seed = seed, .progress = NULL};
     rc = gx_discover(tg, &o, &found, NULL, &m);
     gx_target_close(tg);
     gx_smem_cfg tc, fc;

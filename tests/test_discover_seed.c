@@ -61,7 +61,7 @@ static void test_seed_card(void **state)
 {
     (void)state;
     gx_target *t = open_seed(1);
-    gx_discover_opts opts = {.only = NULL, .seed = 1, .progress = 0};
+    gx_discover_opts opts = {.only = NULL, .seed = 1, .progress = NULL};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     gx_msg msg;
@@ -112,7 +112,7 @@ static void test_only_and_prereqs(void **state)
 {
     (void)state;
     gx_target *t = open_seed(2);
-    gx_discover_opts opts = {.only = "line", .seed = 2, .progress = 0};
+    gx_discover_opts opts = {.only = "line", .seed = 2, .progress = NULL};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     gx_msg msg;
@@ -136,11 +136,45 @@ static void test_only_and_prereqs(void **state)
     gx_target_close(t);
 }
 
+/* Progress goes to the caller's callback, line by line, with its time. */
+typedef struct progress_log {
+    int lines, stage_lines;
+    double last;
+    int ordered;
+} progress_log;
+
+static void log_line(void *user, double seconds, const char *line)
+{
+    progress_log *l = user;
+    l->lines++;
+    l->stage_lines += !strncmp(line, "stage timer", 11);
+    l->ordered &= seconds >= l->last && !strchr(line, '\n');
+    l->last = seconds;
+}
+
+static void test_progress_callback(void **state)
+{
+    (void)state;
+    gx_target *t = open_seed(1);
+    progress_log log = {0, 0, 0, 1};
+    gx_discover_opts opts = {.only = "timer", .seed = 1, .progress = log_line,
+                             .progress_user = &log};
+    gx_profile *found = NULL;
+    gx_msg msg;
+    assert_int_equal(gx_discover(t, &opts, &found, NULL, &msg), GX_OK);
+    assert_true(log.lines >= 3);
+    assert_int_equal(log.stage_lines, 2); /* "stage timer ..." and "stage timer: ok" */
+    assert_true(log.ordered);
+    gx_profile_free(found);
+    gx_target_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_card),
         cmocka_unit_test(test_only_and_prereqs),
+        cmocka_unit_test(test_progress_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

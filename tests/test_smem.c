@@ -317,7 +317,7 @@ static int discover_with(const gx_smem_cfg *cfg, gx_smem_cfg *found_cfg)
     assert_int_equal(gx_profile_save(p, path, &m), GX_OK);
     gx_profile_free(p);
     gx_target *t = gx_test_open_sim(path, 3);
-    gx_discover_opts opts = {.only = "smem", .seed = 3, .progress = 0};
+    gx_discover_opts opts = {.only = "smem", .seed = 3, .progress = NULL};
     gx_profile *found = NULL;
     int rc = gx_discover(t, &opts, &found, NULL, &m);
     gx_target_close(t);

@@ -86,7 +86,7 @@ gx_profile *gx_test_discover(const char *profile_path, const char *only, uint64_
 {
     gx_msg msg;
     gx_target *t = gx_test_open_sim(profile_path, seed);
-    gx_discover_opts opts = {.only = only, .seed = seed, .progress = 0};
+    gx_discover_opts opts = {.only = only, .seed = seed, .progress = NULL};
     gx_profile *found = NULL;
     int rc = gx_discover(t, &opts, &found, rep, &msg);
     gx_target_close(t);

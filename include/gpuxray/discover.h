@@ -1,6 +1,6 @@
 /* discover.h - the discovery pipeline: stages that recover a profile from
  * timing alone, through the target primitives only (target.h).
- * Stages, in order: timer, levels, line, ways, slices, sets, policy. */
+ * The stages, in order: gx_discover_stage_names(). */
 #ifndef GPUXRAY_DISCOVER_H
 #define GPUXRAY_DISCOVER_H
 
@@ -11,12 +11,21 @@
 #include "gpuxray/profile.h"
 #include "gpuxray/target.h"
 
+/* A progress line of the pipeline (no newline): seconds since the first
+ * line, the text; user is gx_discover_opts.progress_user. The library
+ * prints nothing itself. */
+typedef void (*gx_progress_fn)(void *user, double seconds, const char *line);
+
 typedef struct gx_discover_opts {
     const char *only; /* comma-separated stage names, NULL = all (prerequisites run anyway) */
     uint64_t seed;
-    int progress;     /* progress lines on stderr */
+    gx_progress_fn progress; /* NULL: no progress lines */
+    void *progress_user;
     int record;       /* 1: keep the stages' raw measurements in gx_report.data */
 } gx_discover_opts;
+
+/* A gx_progress_fn that writes "gpuxray: [   1.2 s] line" to the FILE * in user. */
+void gx_progress_print(void *user, double seconds, const char *line);
 
 #define GX_REPORT_MAX_ROWS 64
 #define GX_REPORT_MAX_STAGES 16

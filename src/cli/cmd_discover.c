@@ -264,7 +264,8 @@ int gx_cmd_discover(int argc, char **argv)
             return ec;
     }
     gx_discover_opts opts = {
-        .only = only, .seed = seed, .progress = progress, .record = d.data_dir != NULL};
+        .only = only, .seed = seed, .progress = progress ? gx_progress_print : NULL,
+        .progress_user = stderr, .record = d.data_dir != NULL};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     if (!rep) {

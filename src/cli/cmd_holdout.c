@@ -176,7 +176,7 @@ static int child_run(const char *truth_path, const char *found_path, uint64_t se
         fprintf(stderr, "target: %s\n", m.text);
         return 3;
     }
-    gx_discover_opts o = {.only = only, .seed = seed, .progress = 0};
+    gx_discover_opts o = {.only = only, .seed = seed, .progress = NULL};
     gx_profile *found = NULL;
     gx_report *rep = calloc(1, sizeof *rep);
     rc = gx_discover(t, &o, &found, rep, &m);

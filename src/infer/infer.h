@@ -32,7 +32,8 @@ typedef struct gx_infer {
     const gx_target_info *info;
     gx_rng rng;
     gx_msg *msg;
-    int progress;
+    gx_progress_fn progress; /* NULL: progress lines go nowhere */
+    void *progress_user;
     gx_profile *out;     /* the profile being written */
     gx_report *report;
 
@@ -123,7 +124,7 @@ json_t *infer_json_num(double v);
 void infer_data_set(gx_infer *ctx, const char *series, const char *key, json_t *value);
 void infer_data_append(gx_infer *ctx, const char *series, const char *key, json_t *item);
 
-/* Progress line on stderr when ctx->progress. */
+/* A progress line to ctx->progress (when set). */
 void infer_progress(gx_infer *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

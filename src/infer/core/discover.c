@@ -236,7 +236,8 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
     ctx->info = gx_target_get_info(t);
     gx_rng_seed(&ctx->rng, opts ? opts->seed : 1);
     ctx->msg = &stage_msg;
-    ctx->progress = opts ? opts->progress : 0;
+    ctx->progress = opts ? opts->progress : NULL;
+    ctx->progress_user = opts ? opts->progress_user : NULL;
     ctx->report = rep;
     ctx->hit_latency = ctx->dram_latency = ctx->miss_latency = NAN;
     ctx->out = gx_profile_new();

@@ -97,12 +97,18 @@ void infer_progress(gx_infer *ctx, const char *fmt, ...)
     double now = gx_monotonic_seconds();
     if (ctx->progress_t0 <= 0)
         ctx->progress_t0 = now;
+    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "gpuxray: [%6.1f s] ", now - ctx->progress_t0);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    ctx->progress(ctx->progress_user, now - ctx->progress_t0, line);
+}
+
+void gx_progress_print(void *user, double seconds, const char *line)
+{
+    FILE *out = user ? (FILE *)user : stderr;
+    fprintf(out, "gpuxray: [%6.1f s] %s\n", seconds, line);
 }
 
 static void rule(FILE *out, int width)
