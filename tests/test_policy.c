@@ -616,9 +616,33 @@ static void test_equivalent(void **state)
     assert_memory_equal(out[0], out[2], sizeof out[0]);
 }
 
+/* A family's real parameter, typed in the registry: plru-rand names P and
+ * its grid; gx_policy_with_real sets it (canonical spec, range checked);
+ * a family without one is refused. */
+static void test_real_parameter(void **state)
+{
+    (void)state;
+    gx_policy base, at;
+    gx_msg m;
+    assert_int_equal(gx_policy_from_spec("plru-rand:0.05", &base, &m), GX_OK);
+    assert_string_equal(base.ops->real_param, "P");
+    assert_true(base.ops->n_real_grid >= 2);
+    for (size_t g = 1; g < base.ops->n_real_grid; g++)
+        assert_true(base.ops->real_grid[g] > base.ops->real_grid[g - 1]);
+    assert_int_equal(gx_policy_with_real(&base, 0.25, &at, &m), GX_OK);
+    assert_string_equal(at.spec, "plru-rand:0.25");
+    assert_true(at.params.p == 0.25);
+    assert_int_not_equal(gx_policy_with_real(&base, 1.5, &at, &m), GX_OK);
+    assert_int_equal(gx_policy_from_spec("lru", &base, &m), GX_OK);
+    assert_null(base.ops->real_param);
+    assert_int_not_equal(gx_policy_with_real(&base, 0.5, &at, &m), GX_OK);
+    assert_non_null(strstr(m.text, "no real parameter"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_parameter),
         cmocka_unit_test(test_lru_golden),
         cmocka_unit_test(test_fifo_golden),
         cmocka_unit_test(test_plru_golden),

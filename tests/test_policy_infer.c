@@ -104,7 +104,7 @@ static void test_seed_card(void **state)
     assert_non_null(rep);
     gx_profile *found = discover(gx_test_path("profiles/seed-ampere-6mb.json"), 1, rep);
     assert_string_equal(found->l2.policy, "plru-rand:0.05");
-    const gx_report_row *p = row(rep, "policy random share P");
+    const gx_report_row *p = row(rep, "policy parameter P");
     assert_non_null(p);
     double pe = atof(p->value);
     assert_true(pe > 0.0 && pe <= 0.1);

@@ -42,6 +42,12 @@ typedef struct gx_policy_ops {
      * canonical argument text (after "family:") for p into buf. Added by the
      * policy helper so canonical specs round-trip. */
     int (*format_args)(const gx_policy_params *p, char *buf, size_t n);
+    /* Optional (NULL: none): the family's real parameter, params.p, by name
+     * (e.g. "P"), and the values of it discovery fits on (real_grid,
+     * n_real_grid, ascending). */
+    const char *real_param;
+    const double *real_grid;
+    size_t n_real_grid;
 } gx_policy_ops;
 
 /* Notes on the ops contract (policy helper):
@@ -61,6 +67,11 @@ typedef struct gx_policy {
 
 /* Parse a spec ("plru-rand:0.05"); the message names the spec on error. */
 int gx_policy_from_spec(const char *spec, gx_policy *out, gx_msg *msg);
+
+/* The policy of family base->ops with its real parameter set to value
+ * (canonical spec); GX_EINVAL when the family has none or value is out of
+ * its range (the message names it). */
+int gx_policy_with_real(const gx_policy *base, double value, gx_policy *out, gx_msg *msg);
 
 /* Registered families, in registry order. */
 size_t gx_policy_family_count(void);

@@ -109,6 +109,10 @@ static int plru_rand_format(const gx_policy_params *p, char *buf, size_t n)
     return gx_policy_format_prob(p->p, buf, n);
 }
 
+/* The P values the policy stage fits the hit rates on: finer where small
+ * shares of random victims change hit rates most. */
+static const double plru_rand_grid[] = {0.01, 0.02, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.75, 1.0};
+
 const gx_policy_ops gx_policy_plru_rand_ops = {
     .family = "plru-rand",
     .help = "plru-rand:P: tree PLRU whose victim is a uniformly random way with probability "
@@ -122,4 +126,7 @@ const gx_policy_ops gx_policy_plru_rand_ops = {
     .on_invalidate = NULL,
     .randomized = 1,
     .format_args = plru_rand_format,
+    .real_param = "P",
+    .real_grid = plru_rand_grid,
+    .n_real_grid = sizeof plru_rand_grid / sizeof plru_rand_grid[0],
 };

@@ -177,6 +177,21 @@ int gx_policy_from_spec(const char *spec, gx_policy *out, gx_msg *msg)
     return GX_OK;
 }
 
+int gx_policy_with_real(const gx_policy *base, double value, gx_policy *out, gx_msg *msg)
+{
+    const gx_policy_ops *ops = base->ops;
+    if (!ops || !ops->real_param || !ops->format_args)
+        return gx_fail(msg, GX_EINVAL, "policy \"%s\": no real parameter", base->spec);
+    gx_policy_params pr = base->params;
+    pr.p = value;
+    char abuf[48], spec[64];
+    if (ops->format_args(&pr, abuf, sizeof abuf) != GX_OK ||
+        snprintf(spec, sizeof spec, "%s:%s", ops->family, abuf) >= (int)sizeof spec)
+        return gx_fail(msg, GX_EINVAL, "policy \"%s\": %s = %g: spec too long", base->spec,
+                       ops->real_param, value);
+    return gx_policy_from_spec(spec, out, msg); /* the family's own range check */
+}
+
 /* Small sets: two deterministic policies that give the same hit/miss
  * outcome on every access of long random sequences (a few lines more than
  * the ways) are the same policy as far as timing can tell (e.g. at 2 ways

@@ -103,18 +103,21 @@ static double observed_hr(const pol_data *d, int p, size_t skip)
     return n ? (double)h / (double)n : NAN;
 }
 
-/* P of plru-rand:P: the grid point whose hit rates fit best. */
-static int estimate_p(const pol_data *d, uint16_t *cnt, uint8_t *det, uint8_t *hits,
-                      double *best_p, double *best_chi2, gx_msg *msg)
+/* The real parameter of pol's family (the registry's real_grid): the grid
+ * point whose hit rates fit best. */
+static int estimate_real(const pol_data *d, const gx_policy *pol, uint16_t *cnt, uint8_t *det,
+                         uint8_t *hits, double *best_p, double *best_chi2, gx_msg *msg)
 {
-    static const double grid[] = {0.01, 0.02, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.75, 1.0};
+    const double *grid = pol->ops->real_grid;
     double best = INFINITY;
     *best_p = NAN;
-    for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
-        char spec[48];
-        snprintf(spec, sizeof spec, "plru-rand:%g", grid[g]);
-        pol_score sc = {.spec = spec, .randomized = 1};
-        int rc = pol_score_candidate(d, &sc, cnt, det, hits, msg);
+    for (size_t g = 0; g < pol->ops->n_real_grid; g++) {
+        gx_policy at;
+        int rc = gx_policy_with_real(pol, grid[g], &at, msg);
+        if (rc != GX_OK)
+            return rc;
+        pol_score sc = {.spec = at.spec, .randomized = 1};
+        rc = pol_score_candidate(d, &sc, cnt, det, hits, msg);
         if (rc != GX_OK)
             return rc;
         if (sc.chi2 < best) {
@@ -128,7 +131,7 @@ static int estimate_p(const pol_data *d, uint16_t *cnt, uint8_t *det, uint8_t *h
 
 static void report_policy(gx_infer *ctx, const pol_data *d, const pol_score *sc, int best,
                           int second, int chosen, double conf, double margin, double p_est,
-                          int active)
+                          const char *real_name, int active)
 {
     char v[128], m[128];
     snprintf(v, sizeof v, "%s", chosen >= 0 ? sc[chosen].spec : "unknown");
@@ -141,10 +144,14 @@ static void report_policy(gx_infer *ctx, const pol_data *d, const pol_score *sc,
                  best >= 0 ? sc[best].spec : "-", best >= 0 ? 100 * sc[best].agree : 0,
                  second >= 0 ? sc[second].spec : "-", margin, POL_BASE_PROGS, active);
     infer_report_row(ctx, "l2.policy", v, m, conf, chosen >= 0 && conf >= 0.9);
-    if (isfinite(p_est)) {
+    if (isfinite(p_est) && real_name && chosen >= 0) {
+        char fam[48], row[48];
+        snprintf(fam, sizeof fam, "%s", sc[chosen].spec);
+        fam[strcspn(fam, ":")] = '\0';
         snprintf(v, sizeof v, "%g", p_est);
-        snprintf(m, sizeof m, "plru-rand:P, best hit-rate fit on a grid");
-        infer_report_row(ctx, "policy random share P", v, m, NAN, 0);
+        snprintf(m, sizeof m, "%s:%s, best hit-rate fit on the registry's grid", fam, real_name);
+        snprintf(row, sizeof row, "policy parameter %s", real_name);
+        infer_report_row(ctx, row, v, m, NAN, 0);
     }
     double rr = observed_hr(d, 2, d->w), cyc = observed_hr(d, 1, d->w + 1);
     snprintf(v, sizeof v, "%.1f%% (W+1 lines: %.1f%%)", 100 * rr, 100 * cyc);
@@ -312,6 +319,7 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
     rank(sc, nc, &best, &second, &rb, &rs);
     int chosen = -1, runner = -1;
     double conf = 0, p_est = NAN, margin = 0;
+    const char *real_name = NULL; /* the chosen family's real parameter, when fitted */
     if (best >= 0 && sc[best].agree >= POL_AGREE) {
         /* deterministic: agrees with (nearly) every access. Candidates that
          * no timing can tell apart from the best (gx_policy_equivalent: R0/R2
@@ -354,20 +362,23 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
     } else {
         runner = second;
     }
-    if (chosen >= 0 && sc[chosen].randomized && strncmp(sc[chosen].spec, "plru-rand", 9) == 0) {
-        double chi2_est = NAN, p_chosen = NAN;
-        int rc = estimate_p(d, w->cnt, w->det, w->hits, &p_est, &chi2_est, ctx->msg);
+    gx_policy pol;
+    if (chosen >= 0 && sc[chosen].randomized &&
+        gx_policy_from_spec(sc[chosen].spec, &pol, NULL) == GX_OK && pol.ops->n_real_grid) {
+        double chi2_est = NAN;
+        int rc = estimate_real(d, &pol, w->cnt, w->det, w->hits, &p_est, &chi2_est, ctx->msg);
         if (rc != GX_OK)
             return rc;
-        /* the registry lists a few values of P; when another P fits the hit
-         * rates clearly better, the policy is plru-rand with a P the
-         * registry does not hold: not the chosen candidate */
-        if (sscanf(sc[chosen].spec + 9, ":%lf", &p_chosen) == 1 && isfinite(chi2_est) &&
-            fabs(p_est - p_chosen) > 1e-9 && sc[chosen].chi2 - chi2_est >= POL_CLOSE_LL)
+        real_name = pol.ops->real_param;
+        /* the candidates hold a few values of the parameter; when another
+         * fits the hit rates clearly better, the policy is this family
+         * with a value the candidates do not hold: not the chosen one */
+        if (isfinite(chi2_est) && fabs(p_est - pol.params.p) > 1e-9 &&
+            sc[chosen].chi2 - chi2_est >= POL_CLOSE_LL)
             conf = fmin(conf, 0.5);
     }
     report_policy(ctx, d, sc, chosen >= 0 ? chosen : best, runner, chosen, conf, margin, p_est,
-                  active);
+                  real_name, active);
     record_policy(ctx, d, sc, nc, chosen);
     if (chosen >= 0) {
         snprintf(ctx->policy, sizeof ctx->policy, "%s", sc[chosen].spec);
