@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tlb_page.sh - bench/tlb_page (how much arena one page-table walk
+# translates) on the model of the H200 (profiles/nvidia-h200-model.json:
+# 2 MiB pages, 128-byte fetches of 16 PTEs, 32 MiB TLB entries): a pass over
+# 256 MiB in 64 KiB steps after the translations are evicted walks once per
+# 32 MiB (8 walks, at every 32 MiB), and never inside a walked range; bad
+# usage exits 2 and an unopenable target 3, each with a message.
+# Usage: bash tests/tlb_page.sh path/to/gpuxray (tlb_page beside it)
+set -u
+bin="${1:?usage: tlb_page.sh path/to/gpuxray}"
+x="$(dirname "$bin")/tlb_page"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+[ -x "$x" ] || { echo "FAIL: $x not built (bench/tlb_page.c)"; exit 1; }
+t="$(mktemp -d)"
+trap 'rm -rf "$t"' EXIT
+fail=0
+if ! "$x" --target "sim:$root/profiles/nvidia-h200-model.json" --bytes 268435456 >"$t/out" 2>"$t/err"
+then
+    echo "FAIL: tlb_page on the model: $(cat "$t/err")"
+    exit 1
+fi
+grep -q '^walks 8 of 4096 accesses 65536 bytes apart over 268435456 bytes: one per 33554432 bytes' \
+    "$t/out" || { echo "FAIL: expected 8 walks, one per 32 MiB: $(tail -1 "$t/out")"; fail=1; }
+awk '/^walk at/ { if ($3 + 0 != n * 33554432) bad = 1; n++ } END { exit bad || n != 8 }' \
+    "$t/out" || { echo "FAIL: walks not at every 32 MiB: $(grep '^walk at' "$t/out" | tr '\n' ' ')"; fail=1; }
+expect() { # expect RC ARGS...: exit status and a message on stderr
+    local want=$1
+    shift
+    "$x" "$@" >/dev/null 2>"$t/err"
+    local rc=$?
+    if [ "$rc" -ne "$want" ] || [ ! -s "$t/err" ]; then
+        echo "FAIL: tlb_page $* -> $rc (want $want, with a message)"
+        fail=1
+    fi
+}
+expect 2 --step 3
+expect 2 --bytes 4 --step 8192
+expect 2 --reps 0
+expect 2 --walk
+expect 2 --bogus 1
+expect 3 --target "sim:$t/missing.json"
+[ "$fail" -eq 0 ] && echo "tlb_page: ok"
+exit "$fail"
