@@ -192,10 +192,8 @@ void cuda_xwin_drop(cuda_target *c, cuda_xwin *w, int all)
     w->va = 0;
     w->bytes = 0;
     if (all && w->h) {
-        if (!w->borrowed)
-            c->api.MemRelease(w->h);
+        c->api.MemRelease(w->h);
         w->h = 0;
-        w->borrowed = 0;
     }
 }
 
@@ -210,7 +208,7 @@ void cuda_close(void *impl)
         free_dev(c, &c->arena_raw);
         free_dev(c, &c->d_out);
         free_dev(c, &c->d_buf);
-        for (int w = GX_CUDA_XWINS; w >= 0; w--) /* window 0's handle last */
+        for (int w = 0; w < 2; w++)
             cuda_xwin_drop(c, &c->xwin[w], 1);
         free_dev(c, &c->d_flags);
         free_dev(c, &c->d_xcyc);
@@ -225,7 +223,7 @@ void cuda_close(void *impl)
     free(c->h_out);
     free(c->chain);
     free(c->h_xcyc);
-    for (int w = 0; w <= GX_CUDA_XWINS; w++)
+    for (int w = 0; w < 2; w++)
         free(c->xwin[w].map_at);
     free(c);
 }

@@ -29,18 +29,9 @@ extern const size_t gx_kernels_fatbin_bytes;
 #define GX_CUDA_BUILD_GRID_MAX 8192u
 
 /* A translation chase window: a VA reservation whose granules touched so
- * far are mapped onto one physical granule (handle). The timed chase keeps
- * GX_CUDA_XWINS windows, one per stride used most recently (a stage that
- * returns to a stride finds its granules still mapped: mapping one costs
- * tens of microseconds, a chain has up to 32768), all over the same
- * granule (window 0's: every stride's chase reads the same line); the
- * thrashing thread one window of its own. */
-#define GX_CUDA_XWINS 6
-#define GX_CUDA_XWIN_THRASH GX_CUDA_XWINS
+ * far are mapped onto one physical granule (handle) of its own. */
 typedef struct cuda_xwin {
     CUmemGenericAllocationHandle h; /* 0: none yet */
-    int borrowed;                   /* h is window 0's (not released with this one) */
-    uint64_t used;                  /* last use (c->xwin_clock) */
     CUdeviceptr va;                 /* 0: no reservation */
     size_t bytes;                   /* reserved */
     uint64_t stride;
@@ -57,9 +48,7 @@ typedef struct cuda_target {
     CUfunction f_chase, f_seq, f_pp, f_clear, f_link, f_census;
     CUfunction f_smem;      /* gx_smem_probe (gx_smem.cu) */
     CUfunction f_xchase;    /* gx_xchase */
-    cuda_xwin xwin[GX_CUDA_XWINS + 1]; /* translation chase windows: timed, thrashing */
-    uint64_t xwin_clock;
-    int xwin_timed;         /* the timed window of the chase being run */
+    cuda_xwin xwin[2];      /* translation chase windows: timed, thrashing */
     CUdeviceptr d_flags;    /* xchase: thrasher running / timed done / sink */
     CUdeviceptr d_xcyc;     /* xchase: u16 cycles of one launch */
     size_t d_xcyc_bytes;

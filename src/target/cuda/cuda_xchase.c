@@ -1,47 +1,26 @@
-/* cuda_xchase.c - the cuda target's translation chase: timed windows (one
- * per recent stride, GX_CUDA_XWINS, all over one zeroed physical granule)
- * and a thrashing window (over a granule of its own), each a VA
- * reservation whose touched granules are mapped (cuMemMap) and stay mapped
- * while its stride is in use; every access timed in shared memory, rounds
- * split over launches. */
+/* cuda_xchase.c - the cuda target's translation chase: two windows (timed,
+ * thrashing), each a VA reservation whose touched granules are mapped onto
+ * one zeroed physical granule of its own (cuMemMap), grown while the stride
+ * stays; every access timed in shared memory, rounds split over launches. */
 #include <string.h>
 
 #include "cuda_internal.h"
 
 /* ---- translation chase --------------------------------------------------- */
 
-/* Window w's physical granule: its own (window 0, the thrashing window),
- * or window 0's for the other timed windows. */
-static int xwin_handle(cuda_target *c, cuda_xwin *w, gx_msg *msg)
-{
-    if (w->h)
-        return GX_OK;
-    if (w != &c->xwin[0] && w != &c->xwin[GX_CUDA_XWIN_THRASH]) {
-        int rc = xwin_handle(c, &c->xwin[0], msg);
-        if (rc != GX_OK)
-            return rc;
-        w->h = c->xwin[0].h;
-        w->borrowed = 1;
-        return GX_OK;
-    }
-    gx_cu_alloc_prop prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = GX_CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = GX_CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = c->dev;
-    CU_TRY(c, c->api.MemCreate(&w->h, c->page_bytes, &prop, 0), "cuMemCreate (xchase granule)",
-           msg);
-    return GX_OK;
-}
-
 /* Make window w hold steps pages at stride (mapped, zeroed physical granule). */
 static int xwin_prepare(cuda_target *c, cuda_xwin *w, uint64_t stride, uint64_t steps,
                         gx_msg *msg)
 {
     const uint64_t g = c->page_bytes;
-    int hrc = xwin_handle(c, w, msg);
-    if (hrc != GX_OK)
-        return hrc;
+    if (!w->h) {
+        gx_cu_alloc_prop prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = GX_CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = GX_CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = c->dev;
+        CU_TRY(c, c->api.MemCreate(&w->h, g, &prop, 0), "cuMemCreate (xchase granule)", msg);
+    }
     const uint64_t need = (steps - 1) * stride + g;
     if (w->va && (w->stride != stride || w->bytes < need))
         cuda_xwin_drop(c, w, 0);
@@ -97,8 +76,7 @@ static int xchase_launch(cuda_target *c, const gx_xchase_req *req, uint64_t warm
     uint64_t tstride = req->thrash_stride_bytes, tsteps = req->thrash_steps;
     uint64_t budget = cuda_budget_for(c, (warm + timed) * steps);
     uint32_t smid = c->smid_map[req->sm], tsmid = tsteps ? c->smid_map[req->thrash_sm] : 0;
-    CUdeviceptr base = c->xwin[c->xwin_timed].va;
-    CUdeviceptr tbase = tsteps ? c->xwin[GX_CUDA_XWIN_THRASH].va : 0;
+    CUdeviceptr base = c->xwin[0].va, tbase = tsteps ? c->xwin[1].va : 0;
     void *params[] = {&base,   &stride, &steps, &warm,   &timed,  &smid,    &linger,
                       &zero,   &budget, &c->d_out, &c->d_xcyc, &ticket, &tbase, &tstride,
                       &tsteps, &tsmid,  &c->d_flags};
@@ -135,27 +113,6 @@ static int xchase_launch(cuda_target *c, const gx_xchase_req *req, uint64_t warm
                    req->sm, tsteps ? " and the thrashing SM" : "", GX_CUDA_PIN_ATTEMPTS);
 }
 
-/* The timed window for a stride: the one that has it, else one never
- * used, else the least recently used one (its mappings dropped). */
-static int timed_window(cuda_target *c, uint64_t stride)
-{
-    int pick = -1;
-    for (int k = 0; k < GX_CUDA_XWINS && pick < 0; k++)
-        if (c->xwin[k].va && c->xwin[k].stride == stride)
-            pick = k;
-    for (int k = 0; k < GX_CUDA_XWINS && pick < 0; k++)
-        if (!c->xwin[k].va)
-            pick = k;
-    if (pick < 0) {
-        pick = 0;
-        for (int k = 1; k < GX_CUDA_XWINS; k++)
-            if (c->xwin[k].used < c->xwin[pick].used)
-                pick = k;
-    }
-    c->xwin[pick].used = ++c->xwin_clock;
-    return pick;
-}
-
 /* Timed rounds split over launches of what shared memory holds (u16 each);
  * each launch after the first repeats one warm round. */
 int cuda_xchase(void *impl, const gx_xchase_req *req, double *cycles, gx_msg *msg)
@@ -176,13 +133,11 @@ int cuda_xchase(void *impl, const gx_xchase_req *req, double *cycles, gx_msg *ms
                        "%llu a block's shared memory holds", req->steps, (unsigned long long)cap);
     if (!c->d_flags)
         CU_TRY(c, c->api.MemAlloc(&c->d_flags, 4 * sizeof(uint64_t)), "cuMemAlloc (flags)", msg);
-    c->xwin_timed = timed_window(c, req->stride_bytes);
-    if ((rc = xwin_prepare(c, &c->xwin[c->xwin_timed], req->stride_bytes, req->steps, msg)) !=
-        GX_OK)
+    if ((rc = xwin_prepare(c, &c->xwin[0], req->stride_bytes, req->steps, msg)) != GX_OK)
         return rc;
     if (req->thrash_steps &&
-        (rc = xwin_prepare(c, &c->xwin[GX_CUDA_XWIN_THRASH], req->thrash_stride_bytes,
-                           req->thrash_steps, msg)) != GX_OK)
+        (rc = xwin_prepare(c, &c->xwin[1], req->thrash_stride_bytes, req->thrash_steps, msg)) !=
+            GX_OK)
         return rc;
     const uint64_t per = cap / req->steps;
     uint64_t done = 0, warm = req->warm_rounds;
