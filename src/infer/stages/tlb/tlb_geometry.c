@@ -39,6 +39,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "gpuxray/profile.h"
 #include "tlb_internal.h"
 
 #define BYTES_PRECISION 64  /* knee bisected to 1/64 of its steps */
@@ -50,6 +51,30 @@
 #define PARTIAL_HITS 0.25  /* of w + 1 pages hitting: one set overflowing in two leaves
                               about half hitting, one set none */
 #define TLB_SAMPLES_EXACT 8192
+/* The modulo check: ceil(MODULO_CHECK x entries) pages at stride 2 x reach
+ * miss a modulo level (half its sets hold them: 3/4 x ways + ... > ways per
+ * set from 2 ways up) and hit an index that spreads the stride evenly (3/4
+ * of the ways per set). */
+#define MODULO_CHECK 0.75
+/* Counting misses (xor path): a chase misses from MISS_SEEN pages missing
+ * (a few noisy medians tolerated; the first pages past the capacity make
+ * ways + 1 each miss), medians of COUNT_ROUNDS rounds (a gaussian jitter's
+ * median shrinks by sqrt(rounds): a few cycles of jitter stay well under
+ * half of the smallest step), and the slope of the misses is taken over
+ * N0 / SLOPE_SPAN pages past the first length that misses (inside the
+ * sets / 2 >= capacity / 128 pages of a level of up to 64 ways). */
+#define MISS_SEEN 4
+#define COUNT_ROUNDS 31
+#define SLOPE_SPAN 128
+#define COUNT_MIN_GRANULES 16
+/* The exact capacity is bracketed from bytes / reach within this relative
+ * distance (the knee's 1/64 precision and its overshoot of up to 1/ways),
+ * widened by doubling when the bracket fails. */
+#define CAPACITY_BRACKET 0.125
+/* The slope check: misses at capacity + sets / 2 within this relative
+ * slack of sets / 2 x (ways + 1) (medians of a few rounds: a step or two of
+ * noise). */
+#define SLOPE_SLACK 0.1
 
 static int verdict_at(tlb_meter *m, uint64_t stride, uint32_t n, double cyc, int *v,
                       gx_msg *msg)
@@ -264,19 +289,251 @@ static int sets_and_ways(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
     return GX_OK;
 }
 
-int tlb_geometry(tlb_meter *m, double cycles, uint64_t hint_stride, uint32_t hint_hit,
-                 uint32_t hint_miss, tlb_geom *g, gx_msg *msg)
+/* The modulo check of a level found with sets > 1 (at stride 2 x reach):
+ * *modulo 1 when ceil(MODULO_CHECK x entries) pages miss, 0 when they hit
+ * (the index spreads power-of-two strides evenly: not modulo), -1 unsure. */
+static int modulo_check(tlb_meter *m, double cyc, const tlb_geom *g, int *modulo, gx_msg *msg)
+{
+    int v, rc;
+    *modulo = -1;
+    if ((rc = verdict_at(m, 2 * g->reach, (uint32_t)ceil(MODULO_CHECK * g->entries), cyc, &v,
+                         msg)) != GX_OK)
+        return rc;
+    if (v != TLB_UNSURE)
+        *modulo = v == TLB_MISS;
+    return GX_OK;
+}
+
+/* The stride of the miss counts: the reach (consecutive entries), or the
+ * smallest power-of-two multiple of it at least COUNT_MIN_GRANULES
+ * granules, where every page's leaf page-table entry lies in a fetch of
+ * its own (a fetch of up to 128 bytes holds 16 entries of 8 bytes): a
+ * walk that hits a neighbour page-walk cache filled by the previous
+ * page's walk costs a few cycles, under any threshold. An index that
+ * spreads power-of-two strides evenly fills its sets alike at both. */
+static uint64_t count_stride(const tlb_meter *m, const tlb_geom *g)
+{
+    uint64_t s = g->reach;
+    while (s < COUNT_MIN_GRANULES * m->granule)
+        s *= 2;
+    return s;
+}
+
+/* Pages of a chase at count_stride that miss the level (a count of pages, not
+ * of cycles: a walk's cost varies with the pages walked): medians over
+ * COUNT_ROUNDS rounds over the midpoint between the level's latency and
+ * the next plateau's (TLB_SLOW_CYCLES over the level when that is
+ * unknown or nearer). */
+static int misses_at(tlb_meter *m, const tlb_geom *g, uint32_t n, uint32_t *miss, gx_msg *msg)
+{
+    const uint64_t stride = count_stride(m, g);
+    double step = g->next_cycles - g->cycles;
+    double thr = step > TLB_JUMP_CYCLES && step < 2 * TLB_SLOW_CYCLES ? g->cycles + step / 2
+                                                                      : g->cycles + TLB_SLOW_CYCLES;
+    return tlb_miss_count(m, stride, n, COUNT_ROUNDS, thr, miss, msg);
+}
+
+/* Xor step 1: the smallest reach whose entry count holds at stride 2 x
+ * reach (as find_reach at 3 x reach): an index that spreads power-of-two
+ * strides of entries evenly holds its entries at every stride from its
+ * reach up, while below the reach the capacity in pages halves per
+ * doubling of the stride, so a smaller candidate's 0.6 E misses. */
+static int find_reach_pow2(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    for (uint64_t r = m->granule; r <= TLB_MAX_REACH; r *= 2) {
+        double e = (double)g->bytes / (double)r;
+        if (e < 1)
+            break;
+        uint32_t n1 = (uint32_t)floor(HIT_FRACTION * e), n2 = (uint32_t)ceil(MISS_FRACTION * e);
+        if (n2 <= n1)
+            n2 = n1 + 1;
+        int v1, v2, rc;
+        if ((rc = verdict_at(m, 2 * r, n1, cyc, &v1, msg)) != GX_OK)
+            return rc;
+        if (v1 != TLB_HIT)
+            continue;
+        if ((rc = verdict_at(m, 2 * r, n2, cyc, &v2, msg)) != GX_OK)
+            return rc;
+        if (v2 == TLB_MISS) {
+            g->reach = r;
+            return GX_OK;
+        }
+    }
+    snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count at "
+             "3 or 2 x the reach", (unsigned long long)(TLB_MAX_REACH >> 20));
+    return GX_OK;
+}
+
+/* Xor step 2: the first length that misses: the smallest N (bracketed
+ * around bytes / reach, then bisected) with at least MISS_SEEN pages
+ * missing at count_stride, where every set fills evenly; *n0 0 when no bracket holds. */
+static int first_miss(tlb_meter *m, const tlb_geom *g, uint32_t *n0, uint32_t *m0,
+                      gx_msg *msg)
+{
+    const uint32_t max = tlb_max_steps(count_stride(m, g));
+    const double e = (double)g->bytes / (double)g->reach;
+    uint32_t lo = 0, hi = 0, miss, hi_miss = 0;
+    int rc;
+    *n0 = 0;
+    for (double d = CAPACITY_BRACKET; !lo && d < 1; d *= 2) {
+        uint32_t n = (uint32_t)floor(e * (1 - d));
+        if (n < 1)
+            n = 1;
+        if ((rc = misses_at(m, g, n, &miss, msg)) != GX_OK)
+            return rc;
+        if (miss < MISS_SEEN)
+            lo = n;
+    }
+    for (double d = CAPACITY_BRACKET; lo && !hi && d < 4; d *= 2) {
+        uint32_t n = (uint32_t)ceil(e * (1 + d)) + MISS_SEEN;
+        if (n > max)
+            break;
+        if ((rc = misses_at(m, g, n, &miss, msg)) != GX_OK)
+            return rc;
+        if (miss >= MISS_SEEN) {
+            hi = n;
+            hi_miss = miss;
+        }
+    }
+    if (!lo || !hi)
+        return GX_OK;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((rc = misses_at(m, g, mid, &miss, msg)) != GX_OK)
+            return rc;
+        if (miss < MISS_SEEN) {
+            lo = mid;
+        } else {
+            hi = mid;
+            hi_miss = miss;
+        }
+    }
+    *n0 = hi;
+    *m0 = hi_miss;
+    return GX_OK;
+}
+
+/* The capacity w x 2^k nearest to `est` (a power-of-two number of sets). */
+static uint32_t nearest_capacity(uint32_t w, double est)
+{
+    uint64_t e = w;
+    while ((double)(2 * e) <= est * M_SQRT2)
+        e *= 2;
+    if ((double)e * M_SQRT2 < est)
+        e *= 2;
+    return e > UINT32_MAX ? 0 : (uint32_t)e;
+}
+
+/* Xor step 3: ways from the pages that miss past the capacity E at stride
+ * = reach. The first page past it overflows one set: its ways + 1 pages
+ * miss every round (LRU, cyclic); each further page one more set, so
+ * E + x pages miss x (ways + 1) for x <= sets, every page from E + sets on
+ * (fully associative: every page from E + 1). From the first length that
+ * misses, N0 (m0 misses), and N0 + x: ways + 1 = the slope, E the
+ * capacity ways x 2^k nearest N0 - m0 / (ways + 1); checked by the misses
+ * at E + sets / 2. */
+static int xor_ways(tlb_meter *m, tlb_geom *g, uint32_t n0, uint32_t m0, gx_msg *msg)
+{
+    const uint32_t max = tlb_max_steps(count_stride(m, g));
+    uint32_t w, e, m2;
+    int rc;
+    if (m0 + MISS_SEEN >= n0) { /* every page misses: one set */
+        w = e = n0 - 1;
+    } else {
+        uint32_t x = n0 / SLOPE_SPAN > 1 ? n0 / SLOPE_SPAN : 1;
+        if (n0 + x > max) {
+            snprintf(g->why, sizeof g->why, "ways: %u pages pass one chase", n0 + x);
+            return GX_OK;
+        }
+        if ((rc = misses_at(m, g, n0 + x, &m2, msg)) != GX_OK)
+            return rc;
+        long slope = lround(((double)m2 - m0) / x);
+        if (slope < 2) {
+            snprintf(g->why, sizeof g->why, "ways: %u then %u pages miss at %u and %u", m0, m2,
+                     n0, n0 + x);
+            return GX_OK;
+        }
+        w = (uint32_t)slope - 1;
+        e = nearest_capacity(w, n0 - (double)m0 / (w + 1));
+    }
+    const uint32_t sets = w ? e / w : 0, x = sets / 2;
+    if (!e) {
+        snprintf(g->why, sizeof g->why, "ways: no capacity of %u ways", w);
+        return GX_OK;
+    }
+    if (x >= 2 && e + x <= max) {
+        if ((rc = misses_at(m, g, e + x, &m2, msg)) != GX_OK)
+            return rc;
+        double want = (double)x * (w + 1);
+        if (fabs(m2 - want) > SLOPE_SLACK * want) {
+            snprintf(g->why, sizeof g->why, "ways: %u pages miss at %u + %u, %u ways predict %.0f",
+                     m2, e, x, w, want);
+            return GX_OK;
+        }
+    }
+    g->ways = w;
+    g->sets = sets;
+    g->entries = e;
+    g->index = sets > 1 ? GX_TLB_INDEX_XOR : 0;
+    double b = (double)g->bytes / (double)g->reach;
+    g->consistent = e <= b * (1 + CONSISTENCY) + 1 && b <= e * (1 + CONSISTENCY) + 1;
+    return GX_OK;
+}
+
+/* The path for an index that spreads every power-of-two stride of entries
+ * evenly (xor; fully associative too): reach at 2 x reach, the exact
+ * capacity at stride = reach, ways from the misses just past it. */
+static int xor_geometry(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    g->reach = 0;
+    g->sets = g->ways = g->entries = 0;
+    g->consistent = 0;
+    g->index = 0;
+    g->why[0] = '\0';
+    int rc = find_reach_pow2(m, cyc, g, msg);
+    if (rc != GX_OK || !g->reach)
+        return rc;
+    uint32_t n0, m0;
+    if ((rc = first_miss(m, g, &n0, &m0, msg)) != GX_OK)
+        return rc;
+    if (!n0) {
+        snprintf(g->why, sizeof g->why, "no capacity near %.0f pages at stride reach",
+                 (double)g->bytes / (double)g->reach);
+        return GX_OK;
+    }
+    return xor_ways(m, g, n0, m0, msg);
+}
+
+int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
+                 uint32_t hint_hit, uint32_t hint_miss, tlb_geom *g, gx_msg *msg)
 {
     (void)hint_miss;
     g->cycles = cycles;
+    g->next_cycles = next_cycles;
     g->bytes = g->reach = 0;
     g->sets = g->ways = g->entries = 0;
     g->consistent = 0;
+    g->index = 0;
     g->why[0] = '\0';
     int rc = knee_bytes(m, cycles, hint_stride, hint_hit, g, msg);
     if (rc != GX_OK || !g->bytes)
         return rc;
-    if ((rc = find_reach(m, cycles, g, msg)) != GX_OK || !g->reach)
+    if ((rc = find_reach(m, cycles, g, msg)) != GX_OK)
         return rc;
-    return sets_and_ways(m, cycles, g, msg);
+    if (g->reach && (rc = sets_and_ways(m, cycles, g, msg)) != GX_OK)
+        return rc;
+    if (g->entries && g->consistent && g->sets == 1)
+        return GX_OK;
+    if (g->entries && g->consistent) {
+        int modulo;
+        if ((rc = modulo_check(m, cycles, g, &modulo, msg)) != GX_OK)
+            return rc;
+        /* 1: established as modulo; -1: unsure: the geometry stands, the
+         * index stays absent */
+        if (modulo > 0)
+            g->index = GX_TLB_INDEX_MODULO;
+        if (modulo != 0)
+            return GX_OK;
+    }
+    return xor_geometry(m, cycles, g, msg);
 }

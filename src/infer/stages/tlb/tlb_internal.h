@@ -55,6 +55,11 @@ int tlb_mean(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples
  * pages are walked: page-walk caches) does not enter it. */
 int tlb_hit_fraction(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples,
                      double level_cycles, double *frac, gx_msg *msg);
+/* The steps of a chase of `rounds` timed rounds (odd, at most the
+ * primitive's) whose median lies over `threshold`: the pages that miss a
+ * level when the threshold lies between its latency and the next one's. */
+int tlb_miss_count(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t rounds,
+                   double threshold, uint32_t *miss, gx_msg *msg);
 /* The same with a thrashing thread on thrash_sm. */
 int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thrash_sm,
                     uint32_t thrash_steps, double *mean, gx_msg *msg);
@@ -75,10 +80,12 @@ int tlb_classify(tlb_meter *m, uint64_t stride, uint32_t steps, double level_cyc
 
 typedef struct tlb_geom {
     double cycles;      /* the level's latency (a chase hitting it) */
+    double next_cycles; /* the next plateau's latency (a chase missing it); 0 unknown */
     uint64_t bytes;     /* capacity knee in bytes at consecutive pages (approximate) */
     uint64_t reach;     /* entry_bytes; 0 unknown */
     uint32_t sets, ways, entries; /* 0 unknown */
     int consistent;     /* sets x ways agrees with bytes / reach */
+    int index;          /* GX_TLB_INDEX_MODULO / _XOR when established with sets > 1, else 0 */
     char why[160];      /* what stopped it, "" when complete */
 } tlb_geom;
 
@@ -86,5 +93,5 @@ typedef struct tlb_geom {
  * `hint_stride` ends between hint_hit and hint_miss steps (the curve).
  * GX_OK with g->reach 0 when the plateau is not a TLB level (no reach
  * passes the test); errors are the target's. */
-int tlb_geometry(tlb_meter *m, double cycles, uint64_t hint_stride, uint32_t hint_hit,
-                 uint32_t hint_miss, tlb_geom *g, gx_msg *msg);
+int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
+                 uint32_t hint_hit, uint32_t hint_miss, tlb_geom *g, gx_msg *msg);

@@ -139,6 +139,17 @@ int tlb_hit_fraction(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min
     return rc;
 }
 
+int tlb_miss_count(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t rounds,
+                   double threshold, uint32_t *miss, gx_msg *msg)
+{
+    gx_xchase_req q = plain_chase(m, stride, steps, 0);
+    q.timed_rounds = (rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds) | 1u;
+    tally t = {NAN, 0, 0};
+    int rc = run(m, &q, 0, threshold, &t, msg);
+    *miss = rc == GX_OK ? t.above : 0;
+    return rc;
+}
+
 int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thrash_sm,
                     uint32_t thrash_steps, double *mean, gx_msg *msg)
 {

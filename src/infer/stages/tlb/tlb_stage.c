@@ -169,7 +169,8 @@ static int levels(tlb_state *s)
             break;
         uint32_t miss = k + 1 < s->n_pl ? s->pl[k + 1].first : tlb_max_steps(stride);
         tlb_geom g;
-        int rc = tlb_geometry(&s->m, s->pl[k].cycles, stride, s->pl[k].last, miss, &g,
+        double next = k + 1 < s->n_pl ? s->pl[k + 1].cycles : 0;
+        int rc = tlb_geometry(&s->m, s->pl[k].cycles, next, stride, s->pl[k].last, miss, &g,
                               s->ctx->msg);
         if (rc != GX_OK)
             return rc;
@@ -214,7 +215,9 @@ static int walk_far(tlb_state *s)
 static int shares(tlb_state *s, const tlb_geom *g, uint32_t sm_b, int *out)
 {
     uint32_t n = (uint32_t)ceil(0.75 * g->entries), nt = 4 * g->entries;
-    uint64_t stride = 3 * g->reach;
+    /* a stride the level spreads evenly: odd multiples of the reach for a
+     * modulo index, the reach itself for xor (consecutive entries) */
+    uint64_t stride = g->index == GX_TLB_INDEX_XOR ? g->reach : 3 * g->reach;
     if (nt > tlb_max_steps(stride))
         nt = tlb_max_steps(stride);
     *out = -1;
@@ -293,6 +296,10 @@ static void write_level(tlb_state *s, int j)
         set_conf(p, j, "entries", gc);
         set_conf(p, j, "ways", gc);
     }
+    if (g->index) {
+        l->set_index = (gx_tlb_index)g->index;
+        set_conf(p, j, "index", gc);
+    }
     if (j > 0 && g->cycles > s->lv[j - 1].cycles) {
         l->hit_latency_cycles = g->cycles - s->lv[j - 1].cycles;
         set_conf(p, j, "hit_latency_cycles", CONF_LATENCY);
@@ -325,8 +332,11 @@ static void report(tlb_state *s)
         char name[48];
         snprintf(name, sizeof name, "tlb.levels[%d]", j);
         if (g->entries)
-            snprintf(v, sizeof v, "%u entries = %u sets x %u ways, %s each", g->entries, g->sets,
-                     g->ways, infer_fmt_bytes(g->reach, a, sizeof a));
+            snprintf(v, sizeof v, "%u entries = %u sets x %u ways, %s each%s", g->entries,
+                     g->sets, g->ways, infer_fmt_bytes(g->reach, a, sizeof a),
+                     g->index == GX_TLB_INDEX_XOR      ? ", xor index"
+                     : g->index == GX_TLB_INDEX_MODULO ? ", modulo index"
+                                                       : "");
         else
             snprintf(v, sizeof v, "reach %s, entries unknown", infer_fmt_bytes(g->reach, a,
                                                                                sizeof a));
