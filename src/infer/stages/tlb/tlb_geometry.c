@@ -58,13 +58,17 @@
 #define MODULO_CHECK 0.75
 /* Counting misses (xor path): a chase misses from MISS_SEEN pages missing
  * (a few noisy medians tolerated; the first pages past the capacity make
- * ways + 1 each miss), medians of COUNT_ROUNDS rounds (a gaussian jitter's
- * median shrinks by sqrt(rounds): a few cycles of jitter stay well under
- * half of the smallest step), and the slope of the misses is taken over
- * N0 / SLOPE_SPAN pages past the first length that misses (inside the
- * sets / 2 >= capacity / 128 pages of a level of up to 64 ways). */
+ * ways + 1 each miss); per-step medians of enough rounds (count_rounds)
+ * that a hit's median lies COUNT_Z of its spreads under the threshold (one
+ * step in millions misread), at least COUNT_MIN_ROUNDS; the first length
+ * that misses is bisected to 1/FIRST_MISS_PRECISION of itself, and the
+ * slope of the misses taken over N0 / SLOPE_SPAN pages past it: both
+ * inside the sets >= capacity / 64 pages past the capacity of a level of
+ * up to 64 ways, where each page adds ways + 1 misses. */
 #define MISS_SEEN 4
-#define COUNT_ROUNDS 31
+#define COUNT_Z 5.0
+#define COUNT_MIN_ROUNDS 5
+#define FIRST_MISS_PRECISION 256
 #define SLOPE_SPAN 128
 #define COUNT_MIN_GRANULES 16
 /* The exact capacity is bracketed from bytes / reach within this relative
@@ -319,6 +323,19 @@ static uint64_t count_stride(const tlb_meter *m, const tlb_geom *g)
     return s;
 }
 
+/* Rounds whose per-step median lies COUNT_Z of its spreads under the
+ * threshold d cycles over the level: a median of R samples of a gaussian
+ * jitter of sigma (the timer stage's noise: a repeated L2 hit, the same
+ * line a translation chase reads) spreads sqrt(pi / 2) sigma / sqrt(R). */
+static uint32_t count_rounds(const tlb_meter *m, double d)
+{
+    double sigma = m->noise > 0 ? m->noise : 0;
+    double r = ceil(pow(COUNT_Z * 1.2533 * sigma / d, 2));
+    if (!(r >= COUNT_MIN_ROUNDS))
+        r = COUNT_MIN_ROUNDS;
+    return r > GX_XCHASE_MAX_ROUNDS - 1 ? GX_XCHASE_MAX_ROUNDS - 1 : (uint32_t)r | 1u;
+}
+
 /* Pages of a chase at count_stride that miss the level (a count of pages, not
  * of cycles: a walk's cost varies with the pages walked): medians over
  * COUNT_ROUNDS rounds over the midpoint between the level's latency and
@@ -328,9 +345,8 @@ static int misses_at(tlb_meter *m, const tlb_geom *g, uint32_t n, uint32_t *miss
 {
     const uint64_t stride = count_stride(m, g);
     double step = g->next_cycles - g->cycles;
-    double thr = step > TLB_JUMP_CYCLES && step < 2 * TLB_SLOW_CYCLES ? g->cycles + step / 2
-                                                                      : g->cycles + TLB_SLOW_CYCLES;
-    return tlb_miss_count(m, stride, n, COUNT_ROUNDS, thr, miss, msg);
+    double d = step > TLB_JUMP_CYCLES && step < 2 * TLB_SLOW_CYCLES ? step / 2 : TLB_SLOW_CYCLES;
+    return tlb_miss_count(m, stride, n, count_rounds(m, d), g->cycles + d, miss, msg);
 }
 
 /* Xor step 1: the smallest reach whose entry count holds at stride 2 x
@@ -397,7 +413,7 @@ static int first_miss(tlb_meter *m, const tlb_geom *g, uint32_t *n0, uint32_t *m
     }
     if (!lo || !hi)
         return GX_OK;
-    while (hi - lo > 1) {
+    while (hi - lo > 1 && (hi - lo) * FIRST_MISS_PRECISION > hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if ((rc = misses_at(m, g, mid, &miss, msg)) != GX_OK)
             return rc;

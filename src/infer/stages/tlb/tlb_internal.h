@@ -33,6 +33,7 @@ typedef struct tlb_meter {
     gx_target *t;
     uint32_t sm;
     uint64_t granule; /* the target's allocation granule: the smallest stride used */
+    double noise;     /* the timer stage's spread of one access (cycles); 0 unknown */
     double *buf;
     size_t cap;
     uint64_t chases; /* xchase calls made */
