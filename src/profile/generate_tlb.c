@@ -57,8 +57,10 @@
 #define MAX_FULLY_ASSOC 64
 #define MAX_LAST_BYTES (96ULL << 30)
 #define GRANULE (2ULL << 20)
-#define XOR_FRACTION 0.25 /* of the levels with sets drawn: about 40 % of those accepted (an xor level
-                            may have fewer ways, so more xor draws pass; one after xor is xor) */
+/* Of the levels with sets drawn, the xor share: about 40 % of those
+ * accepted are xor (an xor level may have fewer ways, so more xor draws
+ * pass; a level after an xor level is xor). */
+#define XOR_FRACTION 0.25
 
 static uint64_t ur(gx_rng *r, uint64_t lo, uint64_t hi)
 {

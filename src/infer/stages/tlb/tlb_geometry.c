@@ -3,12 +3,16 @@
  *
  * Model assumed: a level of `sets` (a power of two) x `ways` entries, each
  * covering `reach` bytes of VA (a power of two multiple of the page), set
- * index (VA / reach) mod sets, replacement that misses every access of a
- * cyclic chase longer than a set holds (LRU). A chase's verdict (hit /
- * miss, tlb_classify) is against the level's own latency: an access that
- * hits a nearer level is faster and counts as a hit.
+ * index (VA / reach) mod sets, or an index that spreads every power-of-two
+ * stride of entries evenly over the sets (the xor index: the XOR of
+ * VA / reach's log2(sets)-bit chunks), replacement that misses every
+ * access of a cyclic chase longer than a set holds (LRU); the target's
+ * chase window starts at a multiple of every reach x sets (the sim's at
+ * 64 TiB). A chase's verdict (hit / miss, tlb_classify) is against the
+ * level's own latency: an access that hits a nearer level is faster and
+ * counts as a hit.
  *
- * Steps:
+ * Modulo steps (the first path):
  * 1. bytes: the knee of a chase over consecutive pages (stride = the
  *    granule, or the smallest power-of-two multiple that fits the
  *    primitive), bracketed around the curve's hint, then bisected to
@@ -35,7 +39,27 @@
  *    every access (one set there too): M is the first power of two at which
  *    the chase uses one set, exactly, and ways = w.
  * entries = sets x ways; consistent when it agrees with bytes / reach
- * within the knee's spread (1 + 1/ways) and CONSISTENCY. */
+ * within the knee's spread (1 + 1/ways) and CONSISTENCY.
+ * 5. modulo check (sets > 1): ceil(MODULO_CHECK x entries) pages at stride
+ *    2 x reach miss a modulo level (half its sets hold them) and hit one
+ *    whose index spreads that stride evenly: index modulo, or the xor path.
+ *
+ * Xor path (when the modulo path finds no consistent level, or its check
+ * hits). The capacity in pages at power-of-two strides s halves per
+ * doubling of s below the reach and stays the entries from the reach up
+ * (modulo: it halves on until one set is left), so:
+ * X1. reach: the smallest r whose E = bytes / r holds at stride 2r (0.6 E
+ *     hits, 1.5 E misses); a smaller candidate's 0.6 E misses.
+ * X2. at stride r (the smallest power-of-two multiple past one page-table
+ *     fetch: tlb_count_stride), counted in pages that miss (per-step medians
+ *     over a threshold between the level and the next plateau): the first
+ *     length N0 with MISS_SEEN misses, bisected around E.
+ * X3. past the capacity each page overflows one more set, whose ways + 1
+ *     pages then miss: misses(E + x) = x (ways + 1) for x <= sets. ways + 1
+ *     = the slope between N0 and N0 + N0 / SLOPE_SPAN; E = the ways x 2^k
+ *     nearest N0 - misses(N0) / (ways + 1); checked at E + sets / 2. Every
+ *     page missing at N0: fully associative (ways = E). index xor when
+ *     sets > 1. */
 #include <math.h>
 #include <stdio.h>
 
@@ -71,6 +95,15 @@
 #define FIRST_MISS_PRECISION 256
 #define SLOPE_SPAN 128
 #define COUNT_MIN_GRANULES 16
+/* tlb_clean_cycles: this fraction of the entries at tlb_count_stride (every
+ * set 3/4 full; every level before holds at most 1/4 of the entries at
+ * that stride: the generator's and the stage's growth of 4) */
+#define CLEAN_FRACTION 0.75
+#define FA_SLACK 2 /* pages of a fully associative level's all-miss chase misread */
+/* best_fit's candidates: the generator's and the model's ways (at most 64),
+ * capacities within this factor of the first length that misses. */
+#define FIT_MAX_WAYS 64
+#define FIT_RANGE 1.5
 /* The exact capacity is bracketed from bytes / reach within this relative
  * distance (the knee's 1/64 precision and its overshoot of up to 1/ways),
  * widened by doubling when the bracket fails. */
@@ -151,6 +184,7 @@ static int knee_bytes_at(tlb_meter *m, double cyc, uint64_t base, uint64_t hint_
             hi = mid; /* unsure counts as the knee's start */
     }
     g->bytes = (uint64_t)lo * stride;
+    g->knee_stride = stride;
     return GX_OK;
 }
 
@@ -315,7 +349,7 @@ static int modulo_check(tlb_meter *m, double cyc, const tlb_geom *g, int *modulo
  * walk that hits a neighbour page-walk cache filled by the previous
  * page's walk costs a few cycles, under any threshold. An index that
  * spreads power-of-two strides evenly fills its sets alike at both. */
-static uint64_t count_stride(const tlb_meter *m, const tlb_geom *g)
+uint64_t tlb_count_stride(const tlb_meter *m, const tlb_geom *g)
 {
     uint64_t s = g->reach;
     while (s < COUNT_MIN_GRANULES * m->granule)
@@ -336,28 +370,46 @@ static uint32_t count_rounds(const tlb_meter *m, double d)
     return r > GX_XCHASE_MAX_ROUNDS - 1 ? GX_XCHASE_MAX_ROUNDS - 1 : (uint32_t)r | 1u;
 }
 
-/* Pages of a chase at count_stride that miss the level (a count of pages, not
+/* Pages of a chase at tlb_count_stride that miss the level (a count of pages, not
  * of cycles: a walk's cost varies with the pages walked): medians over
  * COUNT_ROUNDS rounds over the midpoint between the level's latency and
  * the next plateau's (TLB_SLOW_CYCLES over the level when that is
  * unknown or nearer). */
 static int misses_at(tlb_meter *m, const tlb_geom *g, uint32_t n, uint32_t *miss, gx_msg *msg)
 {
-    const uint64_t stride = count_stride(m, g);
+    const uint64_t stride = tlb_count_stride(m, g);
     double step = g->next_cycles - g->cycles;
     double d = step > TLB_JUMP_CYCLES && step < 2 * TLB_SLOW_CYCLES ? step / 2 : TLB_SLOW_CYCLES;
     return tlb_miss_count(m, stride, n, count_rounds(m, d), g->cycles + d, miss, msg);
 }
 
-/* Xor step 1: the smallest reach whose entry count holds at stride 2 x
- * reach (as find_reach at 3 x reach): an index that spreads power-of-two
- * strides of entries evenly holds its entries at every stride from its
- * reach up, while below the reach the capacity in pages halves per
- * doubling of the stride, so a smaller candidate's 0.6 E misses. */
+/* The check of a level the modulo path found fully associative: its
+ * entries + 1 pages at tlb_count_stride all miss (but FA_SLACK); an xor level
+ * of that capacity misses only the ways + 1 of one set (at most half of
+ * them: two or more sets). *fa 1 when they do. */
+static int fa_check(tlb_meter *m, const tlb_geom *g, int *fa, gx_msg *msg)
+{
+    uint32_t miss, n = g->entries + 1;
+    *fa = 1;
+    if (n > tlb_max_steps(tlb_count_stride(m, g)))
+        return GX_OK;
+    int rc = misses_at(m, g, n, &miss, msg);
+    if (rc == GX_OK)
+        *fa = miss + FA_SLACK >= n;
+    return rc;
+}
+
+/* Xor step 1: the smallest reach r whose entry count E holds: 0.6 E pages
+ * hit at stride 2r and 1.5 E miss at stride r. An index that spreads
+ * power-of-two strides of entries evenly holds E pages at every stride
+ * from its reach up, and E x reach / s at a stride s below it: a smaller
+ * candidate's 1.5 E hit (twice E or more at its stride), every larger one
+ * passes. E: the knee's pages when the knee's stride is r or below (the
+ * capacity in pages no longer changes there), else bytes / r. */
 static int find_reach_pow2(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
 {
     for (uint64_t r = m->granule; r <= TLB_MAX_REACH; r *= 2) {
-        double e = (double)g->bytes / (double)r;
+        double e = (double)g->bytes / (double)(r > g->knee_stride ? r : g->knee_stride);
         if (e < 1)
             break;
         uint32_t n1 = (uint32_t)floor(HIT_FRACTION * e), n2 = (uint32_t)ceil(MISS_FRACTION * e);
@@ -368,34 +420,53 @@ static int find_reach_pow2(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
             return rc;
         if (v1 != TLB_HIT)
             continue;
-        if ((rc = verdict_at(m, 2 * r, n2, cyc, &v2, msg)) != GX_OK)
+        if ((rc = verdict_at(m, r, n2, cyc, &v2, msg)) != GX_OK)
             return rc;
         if (v2 == TLB_MISS) {
             g->reach = r;
+            g->bytes = (uint64_t)llround(e * (double)r);
             return GX_OK;
         }
     }
     snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count at "
-             "3 or 2 x the reach", (unsigned long long)(TLB_MAX_REACH >> 20));
+             "3 or 1-2 x the reach", (unsigned long long)(TLB_MAX_REACH >> 20));
     return GX_OK;
 }
 
-/* Xor step 2: the first length that misses: the smallest N (bracketed
- * around bytes / reach, then bisected) with at least MISS_SEEN pages
- * missing at count_stride, where every set fills evenly; *n0 0 when no bracket holds. */
-static int first_miss(tlb_meter *m, const tlb_geom *g, uint32_t *n0, uint32_t *m0,
-                      gx_msg *msg)
+/* Miss counts of the xor path: chase length -> pages that missed. */
+#define MAX_COUNTS 48
+typedef struct counts {
+    uint32_t n[MAX_COUNTS], miss[MAX_COUNTS];
+    int k;
+} counts;
+
+static int count_at(tlb_meter *m, const tlb_geom *g, counts *c, uint32_t n, uint32_t *miss,
+                    gx_msg *msg)
 {
-    const uint32_t max = tlb_max_steps(count_stride(m, g));
+    int rc = misses_at(m, g, n, miss, msg);
+    if (rc == GX_OK && c->k < MAX_COUNTS) {
+        c->n[c->k] = n;
+        c->miss[c->k++] = *miss;
+    }
+    return rc;
+}
+
+/* Xor step 2: the first length that misses: the smallest N (bracketed
+ * around bytes / reach, then bisected to 1/FIRST_MISS_PRECISION) with at
+ * least MISS_SEEN pages missing at tlb_count_stride, where every set fills
+ * evenly; *n0 0 when no bracket holds. Every count lands in c. */
+static int first_miss(tlb_meter *m, const tlb_geom *g, counts *c, uint32_t *n0, gx_msg *msg)
+{
+    const uint32_t max = tlb_max_steps(tlb_count_stride(m, g));
     const double e = (double)g->bytes / (double)g->reach;
-    uint32_t lo = 0, hi = 0, miss, hi_miss = 0;
+    uint32_t lo = 0, hi = 0, miss;
     int rc;
     *n0 = 0;
     for (double d = CAPACITY_BRACKET; !lo && d < 1; d *= 2) {
         uint32_t n = (uint32_t)floor(e * (1 - d));
         if (n < 1)
             n = 1;
-        if ((rc = misses_at(m, g, n, &miss, msg)) != GX_OK)
+        if ((rc = count_at(m, g, c, n, &miss, msg)) != GX_OK)
             return rc;
         if (miss < MISS_SEEN)
             lo = n;
@@ -404,86 +475,104 @@ static int first_miss(tlb_meter *m, const tlb_geom *g, uint32_t *n0, uint32_t *m
         uint32_t n = (uint32_t)ceil(e * (1 + d)) + MISS_SEEN;
         if (n > max)
             break;
-        if ((rc = misses_at(m, g, n, &miss, msg)) != GX_OK)
+        if ((rc = count_at(m, g, c, n, &miss, msg)) != GX_OK)
             return rc;
-        if (miss >= MISS_SEEN) {
+        if (miss >= MISS_SEEN)
             hi = n;
-            hi_miss = miss;
-        }
     }
     if (!lo || !hi)
         return GX_OK;
     while (hi - lo > 1 && (hi - lo) * FIRST_MISS_PRECISION > hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if ((rc = misses_at(m, g, mid, &miss, msg)) != GX_OK)
+        if ((rc = count_at(m, g, c, mid, &miss, msg)) != GX_OK)
             return rc;
-        if (miss < MISS_SEEN) {
+        if (miss < MISS_SEEN)
             lo = mid;
-        } else {
+        else
             hi = mid;
-            hi_miss = miss;
-        }
     }
     *n0 = hi;
-    *m0 = hi_miss;
     return GX_OK;
 }
 
-/* The capacity w x 2^k nearest to `est` (a power-of-two number of sets). */
-static uint32_t nearest_capacity(uint32_t w, double est)
+/* The misses a level of e entries and w ways predicts for n pages. */
+static double predicted_misses(uint32_t e, uint32_t w, uint32_t n)
 {
-    uint64_t e = w;
-    while ((double)(2 * e) <= est * M_SQRT2)
-        e *= 2;
-    if ((double)e * M_SQRT2 < est)
-        e *= 2;
-    return e > UINT32_MAX ? 0 : (uint32_t)e;
+    if (n <= e)
+        return 0;
+    double over = (double)(n - e) * (w + 1);
+    return over < n ? over : n;
 }
 
-/* Xor step 3: ways from the pages that miss past the capacity E at stride
- * = reach. The first page past it overflows one set: its ways + 1 pages
- * miss every round (LRU, cyclic); each further page one more set, so
- * E + x pages miss x (ways + 1) for x <= sets, every page from E + sets on
- * (fully associative: every page from E + 1). From the first length that
- * misses, N0 (m0 misses), and N0 + x: ways + 1 = the slope, E the
- * capacity ways x 2^k nearest N0 - m0 / (ways + 1); checked by the misses
- * at E + sets / 2. */
-static int xor_ways(tlb_meter *m, tlb_geom *g, uint32_t n0, uint32_t m0, gx_msg *msg)
+/* Total distance of the counts from a geometry's prediction. */
+static double fit_error(const counts *c, uint32_t e, uint32_t w)
 {
-    const uint32_t max = tlb_max_steps(count_stride(m, g));
-    uint32_t w, e, m2;
-    int rc;
-    if (m0 + MISS_SEEN >= n0) { /* every page misses: one set */
-        w = e = n0 - 1;
-    } else {
-        uint32_t x = n0 / SLOPE_SPAN > 1 ? n0 / SLOPE_SPAN : 1;
-        if (n0 + x > max) {
-            snprintf(g->why, sizeof g->why, "ways: %u pages pass one chase", n0 + x);
-            return GX_OK;
+    double err = 0;
+    for (int i = 0; i < c->k; i++)
+        err += fabs(c->miss[i] - predicted_misses(e, w, c->n[i]));
+    return err;
+}
+
+/* The best fit over candidate geometries: ways 1..FIT_MAX_WAYS with
+ * e = ways x 2^k (k >= 1 sets bits), and fully associative (ways = e),
+ * e within FIT_RANGE of the first length that misses. */
+static void best_fit(const counts *c, uint32_t n0, uint32_t *e_out, uint32_t *w_out)
+{
+    double best = INFINITY;
+    *e_out = *w_out = 0;
+    const double lo = n0 / FIT_RANGE, hi = n0 * FIT_RANGE;
+    for (uint32_t w = 1; w <= FIT_MAX_WAYS; w++)
+        for (uint64_t e = 2ULL * w; (double)e <= hi; e *= 2) {
+            if ((double)e < lo)
+                continue;
+            double err = fit_error(c, (uint32_t)e, w);
+            if (err < best) {
+                best = err;
+                *e_out = (uint32_t)e;
+                *w_out = w;
+            }
         }
-        if ((rc = misses_at(m, g, n0 + x, &m2, msg)) != GX_OK)
-            return rc;
-        long slope = lround(((double)m2 - m0) / x);
-        if (slope < 2) {
-            snprintf(g->why, sizeof g->why, "ways: %u then %u pages miss at %u and %u", m0, m2,
-                     n0, n0 + x);
-            return GX_OK;
+    for (uint32_t e = (uint32_t)ceil(lo); (double)e <= hi && e < n0; e++) {
+        double err = fit_error(c, e, e);
+        if (err < best) {
+            best = err;
+            *e_out = *w_out = e;
         }
-        w = (uint32_t)slope - 1;
-        e = nearest_capacity(w, n0 - (double)m0 / (w + 1));
     }
-    const uint32_t sets = w ? e / w : 0, x = sets / 2;
-    if (!e) {
-        snprintf(g->why, sizeof g->why, "ways: no capacity of %u ways", w);
+}
+
+/* Xor step 3: ways and entries from the pages that miss past the capacity
+ * E at tlb_count_stride. The first page past it overflows one set: its
+ * ways + 1 pages miss every round (LRU, cyclic); each further page one
+ * more set, so E + x pages miss x (ways + 1) for x <= sets, every page from
+ * E + sets on (fully associative: every page from E + 1). The counts of
+ * step 2 and one at N0 + N0 / SLOPE_SPAN (the slope) are fitted over the
+ * candidate geometries (best_fit: a few misread pages move no candidate
+ * past the true one), then checked at E + sets / 2 (within SLOPE_SLACK). */
+static int xor_ways(tlb_meter *m, tlb_geom *g, counts *c, uint32_t n0, gx_msg *msg)
+{
+    const uint32_t max = tlb_max_steps(tlb_count_stride(m, g));
+    uint32_t w, e, m2, x = n0 / SLOPE_SPAN > 1 ? n0 / SLOPE_SPAN : 1;
+    int rc;
+    if (n0 + x > max) {
+        snprintf(g->why, sizeof g->why, "ways: %u pages pass one chase", n0 + x);
         return GX_OK;
     }
-    if (x >= 2 && e + x <= max) {
-        if ((rc = misses_at(m, g, e + x, &m2, msg)) != GX_OK)
+    if ((rc = count_at(m, g, c, n0 + x, &m2, msg)) != GX_OK)
+        return rc;
+    best_fit(c, n0, &e, &w);
+    if (!e) {
+        snprintf(g->why, sizeof g->why, "ways: no geometry fits the misses past %u pages", n0);
+        return GX_OK;
+    }
+    const uint32_t sets = e / w, half = sets / 2;
+    if (half >= 2 && e + half <= max) {
+        if ((rc = count_at(m, g, c, e + half, &m2, msg)) != GX_OK)
             return rc;
-        double want = (double)x * (w + 1);
-        if (fabs(m2 - want) > SLOPE_SLACK * want) {
+        double want = (double)half * (w + 1);
+        if (fabs(m2 - want) > SLOPE_SLACK * want + FA_SLACK) {
             snprintf(g->why, sizeof g->why, "ways: %u pages miss at %u + %u, %u ways predict %.0f",
-                     m2, e, x, w, want);
+                     m2, e, half, w, want);
             return GX_OK;
         }
     }
@@ -509,15 +598,29 @@ static int xor_geometry(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
     int rc = find_reach_pow2(m, cyc, g, msg);
     if (rc != GX_OK || !g->reach)
         return rc;
-    uint32_t n0, m0;
-    if ((rc = first_miss(m, g, &n0, &m0, msg)) != GX_OK)
+    counts c;
+    c.k = 0;
+    uint32_t n0;
+    if ((rc = first_miss(m, g, &c, &n0, msg)) != GX_OK)
         return rc;
     if (!n0) {
         snprintf(g->why, sizeof g->why, "no capacity near %.0f pages at stride reach",
                  (double)g->bytes / (double)g->reach);
         return GX_OK;
     }
-    return xor_ways(m, g, n0, m0, msg);
+    return xor_ways(m, g, &c, n0, msg);
+}
+
+int tlb_clean_cycles(tlb_meter *m, const tlb_geom *g, uint32_t samples, double *cycles,
+                     gx_msg *msg)
+{
+    uint32_t n = (uint32_t)ceil(CLEAN_FRACTION * g->entries);
+    uint64_t stride = tlb_count_stride(m, g);
+    if (n < 1 || n > tlb_max_steps(stride)) {
+        *cycles = NAN;
+        return GX_OK;
+    }
+    return tlb_mean(m, stride, n, samples, cycles, msg);
 }
 
 int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
@@ -526,7 +629,7 @@ int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_
     (void)hint_miss;
     g->cycles = cycles;
     g->next_cycles = next_cycles;
-    g->bytes = g->reach = 0;
+    g->bytes = g->reach = g->knee_stride = 0;
     g->sets = g->ways = g->entries = 0;
     g->consistent = 0;
     g->index = 0;
@@ -538,9 +641,12 @@ int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_
         return rc;
     if (g->reach && (rc = sets_and_ways(m, cycles, g, msg)) != GX_OK)
         return rc;
-    if (g->entries && g->consistent && g->sets == 1)
-        return GX_OK;
-    if (g->entries && g->consistent) {
+    if (g->entries && g->consistent && g->sets == 1) {
+        int fa;
+        if ((rc = fa_check(m, g, &fa, msg)) != GX_OK || fa)
+            return rc;
+    }
+    if (g->entries && g->consistent && g->sets > 1) {
         int modulo;
         if ((rc = modulo_check(m, cycles, g, &modulo, msg)) != GX_OK)
             return rc;

@@ -83,6 +83,7 @@ typedef struct tlb_geom {
     double cycles;      /* the level's latency (a chase hitting it) */
     double next_cycles; /* the next plateau's latency (a chase missing it); 0 unknown */
     uint64_t bytes;     /* capacity knee in bytes at consecutive pages (approximate) */
+    uint64_t knee_stride; /* the stride the knee was found at */
     uint64_t reach;     /* entry_bytes; 0 unknown */
     uint32_t sets, ways, entries; /* 0 unknown */
     int consistent;     /* sets x ways agrees with bytes / reach */
@@ -96,3 +97,14 @@ typedef struct tlb_geom {
  * passes the test); errors are the target's. */
 int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
                  uint32_t hint_hit, uint32_t hint_miss, tlb_geom *g, gx_msg *msg);
+/* The stride of the xor path's counts (tlb_geometry.c): the reach, or its
+ * smallest power-of-two multiple past the neighbours of one page-table
+ * fetch (16 granules), where a walk costs a walk. */
+uint64_t tlb_count_stride(const tlb_meter *m, const tlb_geom *g);
+/* The latency of a level found, from a chase that misses every level
+ * before it and hits it (3/4 of its entries at a stride it spreads
+ * evenly, past the neighbours of one page-table fetch): the curve's
+ * plateau after an xor level mixes hits and misses (its odd stride fills
+ * the hashed sets unevenly). NaN when the chase does not fit. */
+int tlb_clean_cycles(tlb_meter *m, const tlb_geom *g, uint32_t samples, double *cycles,
+                     gx_msg *msg);

@@ -8,8 +8,9 @@
  *    runs of two or more points within TLB_JUMP_CYCLES / 2 of the run's
  *    first point; the points between are the knees. Each plateau's latency
  *    is measured again with PLATEAU_SAMPLES timed accesses.
- * 2. levels: plateau k is TLB level k when its geometry (tlb_geometry.c)
- *    finds an entry reach; the first plateau that is not a level is the
+ * 2. levels: plateau k is TLB level k when its geometry (tlb_geometry.c:
+ *    a modulo index, else one that spreads power-of-two strides evenly,
+ *    xor) finds an entry reach; the first plateau that is not a level is the
  *    walk (with whatever the page-walk caches hold at that distance).
  *    hit latency of level j >= 1 = its plateau - the one before;
  *    miss_cycles of level j = the next plateau - its own (the walk after
@@ -20,10 +21,13 @@
  *    neighbours of one fetch) show as a far walk that costs
  *    TLB_JUMP_CYCLES more (a report row: the profile has no field for it).
  * 4. sharing: for each level a chase of 3/4 of its entries (hits it) on SM
- *    0 while SM b thrashes 4x its entries at the same stride: shared when
+ *    0 while SM b thrashes 4x its entries at the same stride (3 x reach, a
+ *    stride a modulo index spreads evenly; the reach for xor): shared when
  *    the mean misses. The first SM that does not share (bisection over
  *    1 .. sm_count - 1; domains are contiguous SM ranges) is the domain
  *    size: 1 sm, <= MAX_TPC_SMS tpc, less than the GPU gpc, else gpu.
+ * Index: xor for a level of the xor path with sets, modulo for a modulo
+ * level with sets whose check at 2 x reach missed, absent otherwise.
  * Fields it cannot establish stay absent; each written one has a
  * confidence. Needs the timer stage only (clock settling on a GPU). */
 #include <math.h>
@@ -59,6 +63,11 @@ static const uint32_t CURVE_GRANULES[] = {3, 17, 129};
  * strides the tests use (page-walk caches, neighbours of one fetch), seen
  * through that level's capacity. */
 #define MIN_GROWTH 2
+/* An xor level's knee at the curve's odd stride: from about 0.15 to 7.6
+ * times its entries (its sets' loads at 3 and 17 entries apart, over 1-12
+ * index bits and 2-64 ways), in pages; in bytes at most this times its
+ * entries x reach (with a stride below the reach, pages share entries). */
+#define MIXED_SPAN 8
 
 typedef struct point {
     uint32_t n;
@@ -164,6 +173,7 @@ static int find_plateaus(tlb_state *s)
 static int levels(tlb_state *s)
 {
     const uint64_t stride = s->curve_stride;
+    int walk_set = 0; /* walk_near holds the first plateau past the last level */
     for (int k = 0; k < s->n_pl; k++) {
         if (s->n_lv == GX_MAX_TLB_LEVELS)
             break;
@@ -189,10 +199,29 @@ static int levels(tlb_state *s)
             g.reach = 0;
         }
         if (!g.reach) { /* not a TLB level: the walk */
-            s->walk_near = s->pl[k].cycles;
+            if (!walk_set)
+                s->walk_near = s->pl[k].cycles;
+            walk_set = 1;
             if (!s->n_lv)
                 infer_progress(s->ctx, "tlb: first plateau is no level: %s", g.why);
+            /* past an xor level the curve's odd stride fills its sets
+             * unevenly: its knee spreads over MIXED_SPAN x its entries and
+             * shows plateaus of hits mixed with misses before the next
+             * level's; those repeat it or fail, and the next may still
+             * be a level */
+            if (prev && prev->index == GX_TLB_INDEX_XOR &&
+                (double)s->pl[k].last * (double)stride <=
+                    MIXED_SPAN * (double)prev->entries * (double)prev->reach)
+                continue;
             return GX_OK;
+        }
+        walk_set = 0;
+        if (g.index == GX_TLB_INDEX_XOR || (prev && prev->index == GX_TLB_INDEX_XOR)) {
+            double c;
+            if ((rc = tlb_clean_cycles(&s->m, &g, PLATEAU_SAMPLES, &c, s->ctx->msg)) != GX_OK)
+                return rc;
+            if (c == c)
+                g.cycles = c;
         }
         s->lv[s->n_lv++] = g;
     }
@@ -216,8 +245,10 @@ static int shares(tlb_state *s, const tlb_geom *g, uint32_t sm_b, int *out)
 {
     uint32_t n = (uint32_t)ceil(0.75 * g->entries), nt = 4 * g->entries;
     /* a stride the level spreads evenly: odd multiples of the reach for a
-     * modulo index, the reach itself for xor (consecutive entries) */
-    uint64_t stride = g->index == GX_TLB_INDEX_XOR ? g->reach : 3 * g->reach;
+     * modulo index; for xor the counts' power-of-two stride, past the
+     * neighbours of one page-table fetch (SM 0's misses then cost a whole
+     * walk: a neighbour page-walk cache's hit could hide them in the mean) */
+    uint64_t stride = g->index == GX_TLB_INDEX_XOR ? tlb_count_stride(&s->m, g) : 3 * g->reach;
     if (nt > tlb_max_steps(stride))
         nt = tlb_max_steps(stride);
     *out = -1;
