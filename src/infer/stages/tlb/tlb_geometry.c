@@ -99,6 +99,10 @@
  * set 3/4 full; every level before holds at most 1/4 of the entries at
  * that stride: the generator's and the stage's growth of 4) */
 #define CLEAN_FRACTION 0.75
+/* clean_miss: pages per entry (past E + sets from 2 ways up, with the
+ * knee's overshoot: every set overflowed) */
+#define CLEAN_MISS 2.25
+#define PWC_MAX_LINES 256 /* the generator's page-walk caches (16-256 entries) */
 #define FA_SLACK 2 /* pages of a fully associative level's all-miss chase misread */
 /* best_fit's candidates: the generator's and the model's ways (at most 64),
  * capacities within this factor of the first length that misses. */
@@ -370,16 +374,27 @@ static uint32_t count_rounds(const tlb_meter *m, double d)
     return r > GX_XCHASE_MAX_ROUNDS - 1 ? GX_XCHASE_MAX_ROUNDS - 1 : (uint32_t)r | 1u;
 }
 
-/* Pages of a chase at tlb_count_stride that miss the level (a count of pages, not
- * of cycles: a walk's cost varies with the pages walked): medians over
- * COUNT_ROUNDS rounds over the midpoint between the level's latency and
- * the next plateau's (TLB_SLOW_CYCLES over the level when that is
- * unknown or nearer). */
+/* Pages of a chase at tlb_count_stride that miss the level (a count of
+ * pages, not of cycles: a walk's cost varies with the pages walked):
+ * per-step medians (count_rounds) over the midpoint between the level's
+ * latency and the next plateau's (TLB_SLOW_CYCLES over the level when
+ * that is unknown or farther). A chase of at most PWC_MAX_LINES pages
+ * has every leaf page-table line in a page-walk cache of that size, so
+ * the last level's misses may cost a cache hit, a few cycles: there any
+ * step TLB_HIT_CYCLES over the level misses (with the rounds that
+ * needs; such chases are short). */
 static int misses_at(tlb_meter *m, const tlb_geom *g, uint32_t n, uint32_t *miss, gx_msg *msg)
 {
     const uint64_t stride = tlb_count_stride(m, g);
     double step = g->next_cycles - g->cycles;
-    double d = step > TLB_JUMP_CYCLES && step < 2 * TLB_SLOW_CYCLES ? step / 2 : TLB_SLOW_CYCLES;
+    double d = step > 2 * TLB_HIT_CYCLES && step < 2 * TLB_SLOW_CYCLES ? step / 2
+                                                                       : TLB_SLOW_CYCLES;
+    if (n <= PWC_MAX_LINES) /* a walk may cost a page-walk cache's hit: any slower step */
+        d = TLB_HIT_CYCLES;
+    /* never nearer than the most rounds keep COUNT_Z spreads of a median */
+    double d_min = COUNT_Z * 1.2533 * m->noise / sqrt(GX_XCHASE_MAX_ROUNDS - 1);
+    if (d < d_min)
+        d = d_min;
     return tlb_miss_count(m, stride, n, count_rounds(m, d), g->cycles + d, miss, msg);
 }
 
@@ -396,6 +411,25 @@ static int fa_check(tlb_meter *m, const tlb_geom *g, int *fa, gx_msg *msg)
     int rc = misses_at(m, g, n, &miss, msg);
     if (rc == GX_OK)
         *fa = miss + FA_SLACK >= n;
+    return rc;
+}
+
+/* The latency past the level at tlb_count_stride: a chase of CLEAN_MISS x
+ * bytes / reach pages (every set overflowed: each page misses the level
+ * and hits what lies past it at that stride) replaces the curve's next
+ * plateau as g->next_cycles, the reference of the miss counts: after an
+ * xor level the curve's odd stride mixes hits and misses, and a deeper
+ * level's plateau may not show at all. */
+static int clean_miss(tlb_meter *m, tlb_geom *g, gx_msg *msg)
+{
+    const uint64_t stride = tlb_count_stride(m, g);
+    uint32_t n = (uint32_t)ceil(CLEAN_MISS * (double)g->bytes / (double)g->reach);
+    if (n > tlb_max_steps(stride))
+        return GX_OK;
+    double v;
+    int rc = tlb_mean(m, stride, n, TLB_SAMPLES_EXACT, &v, msg);
+    if (rc == GX_OK && v > g->cycles + TLB_HIT_CYCLES)
+        g->next_cycles = v;
     return rc;
 }
 
@@ -597,6 +631,8 @@ static int xor_geometry(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
     g->why[0] = '\0';
     int rc = find_reach_pow2(m, cyc, g, msg);
     if (rc != GX_OK || !g->reach)
+        return rc;
+    if ((rc = clean_miss(m, g, msg)) != GX_OK)
         return rc;
     counts c;
     c.k = 0;

@@ -68,6 +68,9 @@ static const uint32_t CURVE_GRANULES[] = {3, 17, 129};
  * index bits and 2-64 ways), in pages; in bytes at most this times its
  * entries x reach (with a stride below the reach, pages share entries). */
 #define MIXED_SPAN 8
+/* after_xor's capacity hint, in bytes of the xor level: its clean miss
+ * chase's (2.25 pages per entry) */
+#define CLEAN_HINT 2.25
 
 typedef struct point {
     uint32_t n;
@@ -170,6 +173,34 @@ static int find_plateaus(tlb_state *s)
     return GX_OK;
 }
 
+/* After an xor level found at plateau k: what a chase that overflows it
+ * at a stride it spreads evenly costs (tlb_geometry.c's clean miss: the
+ * next level's hit, or the walk) replaces the curve's next plateau within
+ * TLB_JUMP_CYCLES of it, and is a plateau of its own when the curve's
+ * next one lies farther or there is none (the curve's odd
+ * stride mixes the xor level's hits and misses over the next level's
+ * range, which then shows no run of its own); its capacity hint: the
+ * clean chase's pages. */
+static void after_xor(tlb_state *s, int k, const tlb_geom *g)
+{
+    if (!(g->next_cycles > g->cycles + TLB_JUMP_CYCLES))
+        return;
+    if (k + 1 < s->n_pl && fabs(s->pl[k + 1].cycles - g->next_cycles) <= TLB_JUMP_CYCLES) {
+        s->pl[k + 1].cycles = g->next_cycles; /* the same, without the curve's mixture */
+        return;
+    }
+    if (s->n_pl == MAX_PLATEAUS)
+        return;
+    memmove(&s->pl[k + 2], &s->pl[k + 1], (size_t)(s->n_pl - k - 1) * sizeof s->pl[0]);
+    s->n_pl++;
+    double pages = ceil(CLEAN_HINT * (double)g->bytes / (double)s->curve_stride);
+    uint32_t n = pages < 1 ? 1 : pages > tlb_max_steps(s->curve_stride)
+                                     ? tlb_max_steps(s->curve_stride)
+                                     : (uint32_t)pages;
+    s->pl[k + 1].first = s->pl[k + 1].last = n;
+    s->pl[k + 1].cycles = g->next_cycles;
+}
+
 static int levels(tlb_state *s)
 {
     const uint64_t stride = s->curve_stride;
@@ -224,6 +255,8 @@ static int levels(tlb_state *s)
                 g.cycles = c;
         }
         s->lv[s->n_lv++] = g;
+        if (g.index == GX_TLB_INDEX_XOR)
+            after_xor(s, k, &g);
     }
     return GX_OK;
 }
