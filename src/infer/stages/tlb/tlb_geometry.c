@@ -48,18 +48,24 @@
  * hits). The capacity in pages at power-of-two strides s halves per
  * doubling of s below the reach and stays the entries from the reach up
  * (modulo: it halves on until one set is left), so:
- * X1. reach: the smallest r whose E = bytes / r holds at stride 2r (0.6 E
- *     hits, 1.5 E misses); a smaller candidate's 0.6 E misses.
+ * X1. reach: the smallest r whose E holds: 0.6 E pages hit at stride 2r
+ *     and 1.5 E miss at stride r (a smaller candidate holds 2 E or more
+ *     at its stride); E = the knee's pages when the knee's stride is r or
+ *     less, else bytes / r (find_reach_pow2).
  * X2. at stride r (the smallest power-of-two multiple past one page-table
  *     fetch: tlb_count_stride), counted in pages that miss (per-step medians
- *     over a threshold between the level and the next plateau): the first
- *     length N0 with MISS_SEEN misses, bisected around E.
+ *     over a threshold between the level and its clean miss, a chase that
+ *     overflows every set: misses_at): the first length N0 with MISS_SEEN
+ *     misses, bisected around E.
  * X3. past the capacity each page overflows one more set, whose ways + 1
- *     pages then miss: misses(E + x) = x (ways + 1) for x <= sets. ways + 1
- *     = the slope between N0 and N0 + N0 / SLOPE_SPAN; E = the ways x 2^k
- *     nearest N0 - misses(N0) / (ways + 1); checked at E + sets / 2. Every
- *     page missing at N0: fully associative (ways = E). index xor when
- *     sets > 1. */
+ *     pages then miss: misses(E + x) = x (ways + 1) for x <= sets, every
+ *     page from E + sets on (fully associative: from E + 1). Every count
+ *     (X2's and one at N0 + N0 / SLOPE_SPAN) is fitted over ways 1..64 x
+ *     a power-of-two number of sets and fully associative (best_fit);
+ *     checked at E + sets / 2. index xor when sets > 1.
+ * A level the modulo path finds fully associative is checked as well
+ * (fa_check: E + 1 pages at the counts' stride all miss; an xor level of E
+ * entries misses one set's ways + 1); else the xor path. */
 #include <math.h>
 #include <stdio.h>
 
@@ -76,9 +82,9 @@
                               about half hitting, one set none */
 #define TLB_SAMPLES_EXACT 8192
 /* The modulo check: ceil(MODULO_CHECK x entries) pages at stride 2 x reach
- * miss a modulo level (half its sets hold them: 3/4 x ways + ... > ways per
- * set from 2 ways up) and hit an index that spreads the stride evenly (3/4
- * of the ways per set). */
+ * miss a modulo level (half its sets hold them: 3/2 x ways pages per set
+ * used, over ways + 1 from 2 ways up) and hit an index that spreads the
+ * stride evenly (3/4 of the ways per set). */
 #define MODULO_CHECK 0.75
 /* Counting misses (xor path): a chase misses from MISS_SEEN pages missing
  * (a few noisy medians tolerated; the first pages past the capacity make
@@ -420,14 +426,21 @@ static int fa_check(tlb_meter *m, const tlb_geom *g, int *fa, gx_msg *msg)
  * plateau as g->next_cycles, the reference of the miss counts: after an
  * xor level the curve's odd stride mixes hits and misses, and a deeper
  * level's plateau may not show at all. */
-static int clean_miss(tlb_meter *m, tlb_geom *g, gx_msg *msg)
+int tlb_clean_miss(tlb_meter *m, const tlb_geom *g, double *cycles, gx_msg *msg)
 {
     const uint64_t stride = tlb_count_stride(m, g);
-    uint32_t n = (uint32_t)ceil(CLEAN_MISS * (double)g->bytes / (double)g->reach);
+    double e = g->entries ? g->entries : (double)g->bytes / (double)g->reach;
+    uint32_t n = (uint32_t)ceil(CLEAN_MISS * e);
+    *cycles = NAN;
     if (n > tlb_max_steps(stride))
         return GX_OK;
+    return tlb_mean(m, stride, n, TLB_SAMPLES_EXACT, cycles, msg);
+}
+
+static int clean_miss(tlb_meter *m, tlb_geom *g, gx_msg *msg)
+{
     double v;
-    int rc = tlb_mean(m, stride, n, TLB_SAMPLES_EXACT, &v, msg);
+    int rc = tlb_clean_miss(m, g, &v, msg);
     if (rc == GX_OK && v > g->cycles + TLB_HIT_CYCLES)
         g->next_cycles = v;
     return rc;
@@ -660,9 +673,8 @@ int tlb_clean_cycles(tlb_meter *m, const tlb_geom *g, uint32_t samples, double *
 }
 
 int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
-                 uint32_t hint_hit, uint32_t hint_miss, tlb_geom *g, gx_msg *msg)
+                 uint32_t hint_hit, int xor_only, tlb_geom *g, gx_msg *msg)
 {
-    (void)hint_miss;
     g->cycles = cycles;
     g->next_cycles = next_cycles;
     g->bytes = g->reach = g->knee_stride = 0;
@@ -673,6 +685,8 @@ int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_
     int rc = knee_bytes(m, cycles, hint_stride, hint_hit, g, msg);
     if (rc != GX_OK || !g->bytes)
         return rc;
+    if (xor_only)
+        return xor_geometry(m, cycles, g, msg);
     if ((rc = find_reach(m, cycles, g, msg)) != GX_OK)
         return rc;
     if (g->reach && (rc = sets_and_ways(m, cycles, g, msg)) != GX_OK)

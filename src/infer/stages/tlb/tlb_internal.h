@@ -92,11 +92,17 @@ typedef struct tlb_geom {
 } tlb_geom;
 
 /* Geometry of the level whose chases take `cycles`, whose capacity at
- * `hint_stride` ends between hint_hit and hint_miss steps (the curve).
- * GX_OK with g->reach 0 when the plateau is not a TLB level (no reach
- * passes the test); errors are the target's. */
+ * `hint_stride` ends past hint_hit steps (the curve); next_cycles: the
+ * next plateau's latency (0 none). xor_only: the xor path alone (a
+ * plateau the curve did not show: tlb_stage.c). GX_OK with g->reach 0
+ * when the plateau is not a TLB level (no reach passes the test); errors
+ * are the target's. */
 int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
-                 uint32_t hint_hit, uint32_t hint_miss, tlb_geom *g, gx_msg *msg);
+                 uint32_t hint_hit, int xor_only, tlb_geom *g, gx_msg *msg);
+/* The latency of a chase that overflows a level at tlb_count_stride
+ * (CLEAN_MISS x its entries: each page misses it and hits what lies past
+ * it at that stride); NaN when the chase does not fit. */
+int tlb_clean_miss(tlb_meter *m, const tlb_geom *g, double *cycles, gx_msg *msg);
 /* The stride of the xor path's counts (tlb_geometry.c): the reach, or its
  * smallest power-of-two multiple past the neighbours of one page-table
  * fetch (16 granules), where a walk costs a walk. */

@@ -80,6 +80,7 @@ typedef struct point {
 typedef struct plateau {
     uint32_t first, last; /* steps of its first and last curve point */
     double cycles;
+    int hidden;           /* not the curve's: a level's clean miss (probe_hidden) */
 } plateau;
 
 typedef struct tlb_state {
@@ -154,6 +155,7 @@ static int find_plateaus(tlb_state *s)
             sum += s->pts[j++].cycles;
         if (j - i >= 2) {
             plateau *p = &s->pl[s->n_pl];
+            p->hidden = 0;
             p->first = s->pts[i].n;
             p->last = s->pts[j - 1].n;
             int rc = plateau_cycles(s, p);
@@ -199,20 +201,53 @@ static void after_xor(tlb_state *s, int k, const tlb_geom *g)
                                      : (uint32_t)pages;
     s->pl[k + 1].first = s->pl[k + 1].last = n;
     s->pl[k + 1].cycles = g->next_cycles;
+    s->pl[k + 1].hidden = 0;
+}
+
+/* Before plateau k is taken for the walk: a level the curve did not show.
+ * An xor level's odd-stride knee spreads over several times its entries,
+ * so when the curve's odd stride spreads the level past `last` unevenly
+ * too, its hits and misses mix and no run shows (a modulo level before it
+ * shows its own). The clean miss of the last level found (its overflowing
+ * chase at a power-of-two stride, which an xor level spreads evenly) more
+ * than TLB_JUMP_CYCLES under plateau k and over that level is a hidden
+ * plateau before k, tried by the xor path alone; when it is no level the
+ * walk stays plateau k (every result of a hierarchy without one stays). */
+static int probe_hidden(tlb_state *s, int k, const tlb_geom *last, int *added)
+{
+    double v;
+    *added = 0;
+    if (s->n_pl == MAX_PLATEAUS)
+        return GX_OK;
+    int rc = tlb_clean_miss(&s->m, last, &v, s->ctx->msg);
+    if (rc != GX_OK || !(v > last->cycles + TLB_JUMP_CYCLES) ||
+        !(v < s->pl[k].cycles - TLB_JUMP_CYCLES))
+        return rc;
+    memmove(&s->pl[k + 1], &s->pl[k], (size_t)(s->n_pl - k) * sizeof s->pl[0]);
+    s->n_pl++;
+    plateau *p = &s->pl[k];
+    double pages = ceil(CLEAN_HINT * (double)last->bytes / (double)s->curve_stride);
+    p->first = p->last = pages < 1 ? 1 : pages > tlb_max_steps(s->curve_stride)
+                                             ? tlb_max_steps(s->curve_stride)
+                                             : (uint32_t)pages;
+    p->cycles = v;
+    p->hidden = 1;
+    *added = 1;
+    return GX_OK;
 }
 
 static int levels(tlb_state *s)
 {
     const uint64_t stride = s->curve_stride;
     int walk_set = 0; /* walk_near holds the first plateau past the last level */
+    int probed = 0;   /* probe_hidden ran past this many levels */
     for (int k = 0; k < s->n_pl; k++) {
         if (s->n_lv == GX_MAX_TLB_LEVELS)
             break;
-        uint32_t miss = k + 1 < s->n_pl ? s->pl[k + 1].first : tlb_max_steps(stride);
         tlb_geom g;
         double next = k + 1 < s->n_pl ? s->pl[k + 1].cycles : 0;
-        int rc = tlb_geometry(&s->m, s->pl[k].cycles, next, stride, s->pl[k].last, miss, &g,
-                              s->ctx->msg);
+        int rc = tlb_geometry(&s->m, s->pl[k].cycles, next, stride, s->pl[k].last,
+                              s->pl[k].hidden, &g, s->ctx->msg);
         if (rc != GX_OK)
             return rc;
         const tlb_geom *prev = s->n_lv ? &s->lv[s->n_lv - 1] : NULL;
@@ -229,6 +264,8 @@ static int levels(tlb_state *s)
                            g.why[0] ? g.why : "sets x ways disagrees with the knee");
             g.reach = 0;
         }
+        if (!g.reach && s->pl[k].hidden) /* no hidden level: the next is the walk, as found */
+            return GX_OK;
         if (!g.reach) { /* not a TLB level: the walk */
             if (!walk_set)
                 s->walk_near = s->pl[k].cycles;
@@ -244,6 +281,16 @@ static int levels(tlb_state *s)
                 (double)s->pl[k].last * (double)stride <=
                     MIXED_SPAN * (double)prev->entries * (double)prev->reach)
                 continue;
+            if (prev && probed < s->n_lv) {
+                probed = s->n_lv;
+                int added = 0;
+                if ((rc = probe_hidden(s, k, prev, &added)) != GX_OK)
+                    return rc;
+                if (added) {
+                    k--; /* the hidden plateau, now at k, then this one again */
+                    continue;
+                }
+            }
             return GX_OK;
         }
         walk_set = 0;
