@@ -12,8 +12,8 @@
  *   slice) skew from barely above the jitter to 60 cycles. Capacity stays in
  *   256 KiB..8 MiB so simulated discovery is fast.
  * - With translation, a tlb section from a stream of its own
- *   (generate_tlb.c: 1-3 levels, 8-8192 entries, sets x ways, 2-32 MiB per
- *   entry, sharing SM/TPC/GPC/GPU, latencies, PWC and neighbour PWC on or
+ *   (generate_tlb.c: 1-3 levels, 8-8192 entries, sets x ways with a modulo
+ *   or xor set index, 2-32 MiB per entry, sharing SM/TPC/GPC/GPU, latencies, PWC and neighbour PWC on or
  *   off, walks through the L2 or at a fixed cost).
  * - Every generated profile validates (kind "simulated").
  * - Two modes. GX_GEN_CLASSIC (the ranges above; a seed names the same

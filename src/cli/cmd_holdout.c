@@ -254,7 +254,7 @@ static int only_has(const char *only, const char *stage)
  * flight). */
 static int tlb_row_measured(const char *field)
 {
-    static const char *const leaf[] = {".entries", ".ways", ".entry_bytes", ".sharing",
+    static const char *const leaf[] = {".entries", ".ways", ".entry_bytes", ".sharing", ".index",
                                        ".miss_cycles", ".hit_latency_cycles"};
     if (!strcmp(field, "tlb.sms_per_tpc") || !strcmp(field, "tlb.sms_per_gpc"))
         return 1;

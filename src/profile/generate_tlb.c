@@ -12,12 +12,27 @@
  *   covers 2, 4, 8, 16 or 32 MiB (1 to 16 pages of 2 MiB); each level holds
  *   at least LEVEL_RATIO times the entries and the bytes of the one before
  *   (a level a chase cannot reach past the one before it is not a level a
- *   timing can see) and more ways (a level with fewer ways than the one
- *   before is hidden behind it in the one-set chases that count ways:
- *   the stage would need eviction pages for the level before, not built); the last level's reach stays within what one
+ *   timing can see); the last level's reach stays within what one
  *   translation chase of GX_XCHASE_MAX_STEPS at 3 pages per step covers
  *   (MAX_LAST_BYTES), so its end is visible; per-SM levels hold at most
  *   MAX_SM_ENTRIES (the model keeps one instance per SM).
+ * - Set index: a level of more than one set is xor (tlb.levels[].index)
+ *   with probability XOR_FRACTION, else modulo (written "modulo"); a fully
+ *   associative level leaves it absent. Drawn from a second stream of its
+ *   own (seeded from the seed alone, one draw per level drawn), so a
+ *   seed's other fields are what they were before the index existed
+ *   whenever its drawn geometry was accepted then. A level after an xor
+ *   level is xor too when it has sets: the stage counts a modulo level's
+ *   ways in one-set chases at power-of-two strides, which an xor level
+ *   before it holds whole (its capacity in pages is the same at every
+ *   power-of-two stride from its reach up).
+ * - Ways: a modulo level has more ways than the one before (with fewer it
+ *   hides behind that level in the one-set chases that count its ways: the
+ *   stage would need eviction pages for the level before, not built). An
+ *   xor level may have fewer (the H200's second level: 8 ways behind 16):
+ *   the stage counts its ways from the pages that miss just past its
+ *   capacity at stride = its reach, chases of about its entries, which
+ *   hold LEVEL_RATIO times what the level before holds at that stride.
  * - Sharing: level 0 per SM or per TPC (2 SMs); deeper levels as wide or
  *   wider (TPC, GPC of 6-18 SMs, at most half the GPU, or the GPU).
  *   sms_per_tpc / sms_per_gpc are set only when a level uses them.
@@ -42,14 +57,21 @@
 #define MAX_FULLY_ASSOC 64
 #define MAX_LAST_BYTES (96ULL << 30)
 #define GRANULE (2ULL << 20)
+/* Of the levels with sets drawn, the xor share: about 40 % of those
+ * accepted are xor (an xor level may have fewer ways, so more xor draws
+ * pass; a level after an xor level is xor). */
+#define XOR_FRACTION 0.25
 
 static uint64_t ur(gx_rng *r, uint64_t lo, uint64_t hi)
 {
     return lo + gx_rng_below(r, hi - lo + 1);
 }
 
-/* One level's geometry above (entries, bytes) of the previous level. */
-static int draw_geometry(gx_rng *r, const gx_tlb_level_cfg *prev, gx_tlb_level_cfg *l)
+/* One level's geometry above (entries, bytes) of the previous level; its
+ * set index xor when xor_draw (a uniform of the index stream) falls under
+ * XOR_FRACTION or the previous level is xor, and the level has sets. */
+static int draw_geometry(gx_rng *r, double xor_draw, const gx_tlb_level_cfg *prev,
+                         gx_tlb_level_cfg *l)
 {
     static const uint32_t ways_opts[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
     const int first = prev == NULL;
@@ -76,8 +98,12 @@ static int draw_geometry(gx_rng *r, const gx_tlb_level_cfg *prev, gx_tlb_level_c
     if (entries < lo || entries > MAX_ENTRIES)
         return 0;
     uint64_t reach = GRANULE << gx_rng_below(r, 5);
-    if (!first && (entries * reach < prev_bytes * LEVEL_RATIO || ways <= prev->ways))
+    const int prev_xor = !first && prev->set_index == GX_TLB_INDEX_XOR;
+    const int xor = sets > 1 && (xor_draw < XOR_FRACTION || prev_xor);
+    if (!first && (entries * reach < prev_bytes * LEVEL_RATIO || (!xor && ways <= prev->ways)))
         return 0;
+    l->set_index = sets == 1 ? GX_TLB_INDEX_DEFAULT : xor ? GX_TLB_INDEX_XOR
+                                                          : GX_TLB_INDEX_MODULO;
     l->entries = (uint32_t)entries;
     l->ways = ways;
     l->entry_bytes = reach;
@@ -154,8 +180,9 @@ static void draw_walker(gx_rng *r, const gx_profile *p, gx_tlb_cfg *t)
 
 int gx_generate_tlb(uint64_t seed, gx_profile *p)
 {
-    gx_rng r;
+    gx_rng r, ri; /* ri: the set indexes */
     gx_rng_seed(&r, gx_mix64(seed ^ 0x746c62686965ULL));
+    gx_rng_seed(&ri, gx_mix64(seed ^ 0x746c62696478ULL));
     gx_tlb_cfg *t = &p->tlb;
     for (int attempt = 0; attempt < 10000; attempt++) {
         gx_tlb_cfg_init(t);
@@ -164,7 +191,7 @@ int gx_generate_tlb(uint64_t seed, gx_profile *p)
         int ok = 1;
         for (int j = 0; j < t->n_levels && ok; j++) {
             gx_tlb_level_cfg *l = &t->levels[j];
-            ok = draw_geometry(&r, j ? &t->levels[j - 1] : NULL, l);
+            ok = draw_geometry(&r, gx_rng_uniform(&ri), j ? &t->levels[j - 1] : NULL, l);
             snprintf(l->name, sizeof l->name, "L%d", j + 1);
             snprintf(l->policy, sizeof l->policy, "lru");
         }

@@ -33,6 +33,7 @@ typedef struct tlb_meter {
     gx_target *t;
     uint32_t sm;
     uint64_t granule; /* the target's allocation granule: the smallest stride used */
+    double noise;     /* the timer stage's spread of one access (cycles); 0 unknown */
     double *buf;
     size_t cap;
     uint64_t chases; /* xchase calls made */
@@ -55,6 +56,11 @@ int tlb_mean(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples
  * pages are walked: page-walk caches) does not enter it. */
 int tlb_hit_fraction(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min_samples,
                      double level_cycles, double *frac, gx_msg *msg);
+/* The steps of a chase of `rounds` timed rounds (odd, at most the
+ * primitive's) whose median lies over `threshold`: the pages that miss a
+ * level when the threshold lies between its latency and the next one's. */
+int tlb_miss_count(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t rounds,
+                   double threshold, uint32_t *miss, gx_msg *msg);
 /* The same with a thrashing thread on thrash_sm. */
 int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thrash_sm,
                     uint32_t thrash_steps, double *mean, gx_msg *msg);
@@ -75,16 +81,36 @@ int tlb_classify(tlb_meter *m, uint64_t stride, uint32_t steps, double level_cyc
 
 typedef struct tlb_geom {
     double cycles;      /* the level's latency (a chase hitting it) */
+    double next_cycles; /* the next plateau's latency (a chase missing it); 0 unknown */
     uint64_t bytes;     /* capacity knee in bytes at consecutive pages (approximate) */
+    uint64_t knee_stride; /* the stride the knee was found at */
     uint64_t reach;     /* entry_bytes; 0 unknown */
     uint32_t sets, ways, entries; /* 0 unknown */
     int consistent;     /* sets x ways agrees with bytes / reach */
+    int index;          /* GX_TLB_INDEX_MODULO / _XOR when established with sets > 1, else 0 */
     char why[160];      /* what stopped it, "" when complete */
 } tlb_geom;
 
 /* Geometry of the level whose chases take `cycles`, whose capacity at
- * `hint_stride` ends between hint_hit and hint_miss steps (the curve).
- * GX_OK with g->reach 0 when the plateau is not a TLB level (no reach
- * passes the test); errors are the target's. */
-int tlb_geometry(tlb_meter *m, double cycles, uint64_t hint_stride, uint32_t hint_hit,
-                 uint32_t hint_miss, tlb_geom *g, gx_msg *msg);
+ * `hint_stride` ends past hint_hit steps (the curve); next_cycles: the
+ * next plateau's latency (0 none). xor_only: the xor path alone (a
+ * plateau the curve did not show: tlb_stage.c). GX_OK with g->reach 0
+ * when the plateau is not a TLB level (no reach passes the test); errors
+ * are the target's. */
+int tlb_geometry(tlb_meter *m, double cycles, double next_cycles, uint64_t hint_stride,
+                 uint32_t hint_hit, int xor_only, tlb_geom *g, gx_msg *msg);
+/* The latency of a chase that overflows a level at tlb_count_stride
+ * (CLEAN_MISS x its entries: each page misses it and hits what lies past
+ * it at that stride); NaN when the chase does not fit. */
+int tlb_clean_miss(tlb_meter *m, const tlb_geom *g, double *cycles, gx_msg *msg);
+/* The stride of the xor path's counts (tlb_geometry.c): the reach, or its
+ * smallest power-of-two multiple past the neighbours of one page-table
+ * fetch (16 granules), where a walk costs a walk. */
+uint64_t tlb_count_stride(const tlb_meter *m, const tlb_geom *g);
+/* The latency of a level found, from a chase that misses every level
+ * before it and hits it (3/4 of its entries at a stride it spreads
+ * evenly, past the neighbours of one page-table fetch): the curve's
+ * plateau after an xor level mixes hits and misses (its odd stride fills
+ * the hashed sets unevenly). NaN when the chase does not fit. */
+int tlb_clean_cycles(tlb_meter *m, const tlb_geom *g, uint32_t samples, double *cycles,
+                     gx_msg *msg);

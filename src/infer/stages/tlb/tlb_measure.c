@@ -30,6 +30,7 @@ void tlb_meter_init(tlb_meter *m, struct gx_infer *ctx, uint32_t sm, uint64_t gr
     m->t = ctx->t;
     m->sm = sm;
     m->granule = granule;
+    m->noise = ctx->have_timer ? ctx->timer_noise : 0;
 }
 
 void tlb_meter_free(tlb_meter *m)
@@ -136,6 +137,17 @@ int tlb_hit_fraction(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t min
     tally t = {NAN, 0, 0};
     int rc = run(m, &q, level_cycles + TLB_HIT_CYCLES, INFINITY, &t, msg);
     *frac = rc == GX_OK ? (double)t.below / steps : NAN;
+    return rc;
+}
+
+int tlb_miss_count(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t rounds,
+                   double threshold, uint32_t *miss, gx_msg *msg)
+{
+    gx_xchase_req q = plain_chase(m, stride, steps, 0);
+    q.timed_rounds = (rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds) | 1u;
+    tally t = {NAN, 0, 0};
+    int rc = run(m, &q, 0, threshold, &t, msg);
+    *miss = rc == GX_OK ? t.above : 0;
     return rc;
 }
 

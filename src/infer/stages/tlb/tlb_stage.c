@@ -8,8 +8,9 @@
  *    runs of two or more points within TLB_JUMP_CYCLES / 2 of the run's
  *    first point; the points between are the knees. Each plateau's latency
  *    is measured again with PLATEAU_SAMPLES timed accesses.
- * 2. levels: plateau k is TLB level k when its geometry (tlb_geometry.c)
- *    finds an entry reach; the first plateau that is not a level is the
+ * 2. levels: plateau k is TLB level k when its geometry (tlb_geometry.c:
+ *    a modulo index, else one that spreads power-of-two strides evenly,
+ *    xor) finds an entry reach; the first plateau that is not a level is the
  *    walk (with whatever the page-walk caches hold at that distance).
  *    hit latency of level j >= 1 = its plateau - the one before;
  *    miss_cycles of level j = the next plateau - its own (the walk after
@@ -20,10 +21,13 @@
  *    neighbours of one fetch) show as a far walk that costs
  *    TLB_JUMP_CYCLES more (a report row: the profile has no field for it).
  * 4. sharing: for each level a chase of 3/4 of its entries (hits it) on SM
- *    0 while SM b thrashes 4x its entries at the same stride: shared when
+ *    0 while SM b thrashes 4x its entries at the same stride (3 x reach, a
+ *    stride a modulo index spreads evenly; the reach for xor): shared when
  *    the mean misses. The first SM that does not share (bisection over
  *    1 .. sm_count - 1; domains are contiguous SM ranges) is the domain
  *    size: 1 sm, <= MAX_TPC_SMS tpc, less than the GPU gpc, else gpu.
+ * Index: xor for a level of the xor path with sets, modulo for a modulo
+ * level with sets whose check at 2 x reach missed, absent otherwise.
  * Fields it cannot establish stay absent; each written one has a
  * confidence. Needs the timer stage only (clock settling on a GPU). */
 #include <math.h>
@@ -59,6 +63,14 @@ static const uint32_t CURVE_GRANULES[] = {3, 17, 129};
  * strides the tests use (page-walk caches, neighbours of one fetch), seen
  * through that level's capacity. */
 #define MIN_GROWTH 2
+/* An xor level's knee at the curve's odd stride: from about 0.15 to 7.6
+ * times its entries (its sets' loads at 3 and 17 entries apart, over 1-12
+ * index bits and 2-64 ways), in pages; in bytes at most this times its
+ * entries x reach (with a stride below the reach, pages share entries). */
+#define MIXED_SPAN 8
+/* after_xor's capacity hint, in bytes of the xor level: its clean miss
+ * chase's (2.25 pages per entry) */
+#define CLEAN_HINT 2.25
 
 typedef struct point {
     uint32_t n;
@@ -68,6 +80,7 @@ typedef struct point {
 typedef struct plateau {
     uint32_t first, last; /* steps of its first and last curve point */
     double cycles;
+    int hidden;           /* not the curve's: a level's clean miss (probe_hidden) */
 } plateau;
 
 typedef struct tlb_state {
@@ -142,6 +155,7 @@ static int find_plateaus(tlb_state *s)
             sum += s->pts[j++].cycles;
         if (j - i >= 2) {
             plateau *p = &s->pl[s->n_pl];
+            p->hidden = 0;
             p->first = s->pts[i].n;
             p->last = s->pts[j - 1].n;
             int rc = plateau_cycles(s, p);
@@ -161,16 +175,79 @@ static int find_plateaus(tlb_state *s)
     return GX_OK;
 }
 
+/* After an xor level found at plateau k: what a chase that overflows it
+ * at a stride it spreads evenly costs (tlb_geometry.c's clean miss: the
+ * next level's hit, or the walk) replaces the curve's next plateau within
+ * TLB_JUMP_CYCLES of it, and is a plateau of its own when the curve's
+ * next one lies farther or there is none (the curve's odd
+ * stride mixes the xor level's hits and misses over the next level's
+ * range, which then shows no run of its own); its capacity hint: the
+ * clean chase's pages. */
+static void after_xor(tlb_state *s, int k, const tlb_geom *g)
+{
+    if (!(g->next_cycles > g->cycles + TLB_JUMP_CYCLES))
+        return;
+    if (k + 1 < s->n_pl && fabs(s->pl[k + 1].cycles - g->next_cycles) <= TLB_JUMP_CYCLES) {
+        s->pl[k + 1].cycles = g->next_cycles; /* the same, without the curve's mixture */
+        return;
+    }
+    if (s->n_pl == MAX_PLATEAUS)
+        return;
+    memmove(&s->pl[k + 2], &s->pl[k + 1], (size_t)(s->n_pl - k - 1) * sizeof s->pl[0]);
+    s->n_pl++;
+    double pages = ceil(CLEAN_HINT * (double)g->bytes / (double)s->curve_stride);
+    uint32_t n = pages < 1 ? 1 : pages > tlb_max_steps(s->curve_stride)
+                                     ? tlb_max_steps(s->curve_stride)
+                                     : (uint32_t)pages;
+    s->pl[k + 1].first = s->pl[k + 1].last = n;
+    s->pl[k + 1].cycles = g->next_cycles;
+    s->pl[k + 1].hidden = 0;
+}
+
+/* Before plateau k is taken for the walk: a level the curve did not show.
+ * An xor level's odd-stride knee spreads over several times its entries,
+ * so when the curve's odd stride spreads the level past `last` unevenly
+ * too, its hits and misses mix and no run shows (a modulo level before it
+ * shows its own). The clean miss of the last level found (its overflowing
+ * chase at a power-of-two stride, which an xor level spreads evenly) more
+ * than TLB_JUMP_CYCLES under plateau k and over that level is a hidden
+ * plateau before k, tried by the xor path alone; when it is no level the
+ * walk stays plateau k (every result of a hierarchy without one stays). */
+static int probe_hidden(tlb_state *s, int k, const tlb_geom *last, int *added)
+{
+    double v;
+    *added = 0;
+    if (s->n_pl == MAX_PLATEAUS)
+        return GX_OK;
+    int rc = tlb_clean_miss(&s->m, last, &v, s->ctx->msg);
+    if (rc != GX_OK || !(v > last->cycles + TLB_JUMP_CYCLES) ||
+        !(v < s->pl[k].cycles - TLB_JUMP_CYCLES))
+        return rc;
+    memmove(&s->pl[k + 1], &s->pl[k], (size_t)(s->n_pl - k) * sizeof s->pl[0]);
+    s->n_pl++;
+    plateau *p = &s->pl[k];
+    double pages = ceil(CLEAN_HINT * (double)last->bytes / (double)s->curve_stride);
+    p->first = p->last = pages < 1 ? 1 : pages > tlb_max_steps(s->curve_stride)
+                                             ? tlb_max_steps(s->curve_stride)
+                                             : (uint32_t)pages;
+    p->cycles = v;
+    p->hidden = 1;
+    *added = 1;
+    return GX_OK;
+}
+
 static int levels(tlb_state *s)
 {
     const uint64_t stride = s->curve_stride;
+    int walk_set = 0; /* walk_near holds the first plateau past the last level */
+    int probed = 0;   /* probe_hidden ran past this many levels */
     for (int k = 0; k < s->n_pl; k++) {
         if (s->n_lv == GX_MAX_TLB_LEVELS)
             break;
-        uint32_t miss = k + 1 < s->n_pl ? s->pl[k + 1].first : tlb_max_steps(stride);
         tlb_geom g;
-        int rc = tlb_geometry(&s->m, s->pl[k].cycles, stride, s->pl[k].last, miss, &g,
-                              s->ctx->msg);
+        double next = k + 1 < s->n_pl ? s->pl[k + 1].cycles : 0;
+        int rc = tlb_geometry(&s->m, s->pl[k].cycles, next, stride, s->pl[k].last,
+                              s->pl[k].hidden, &g, s->ctx->msg);
         if (rc != GX_OK)
             return rc;
         const tlb_geom *prev = s->n_lv ? &s->lv[s->n_lv - 1] : NULL;
@@ -187,13 +264,46 @@ static int levels(tlb_state *s)
                            g.why[0] ? g.why : "sets x ways disagrees with the knee");
             g.reach = 0;
         }
+        if (!g.reach && s->pl[k].hidden) /* no hidden level: the next is the walk, as found */
+            return GX_OK;
         if (!g.reach) { /* not a TLB level: the walk */
-            s->walk_near = s->pl[k].cycles;
+            if (!walk_set)
+                s->walk_near = s->pl[k].cycles;
+            walk_set = 1;
             if (!s->n_lv)
                 infer_progress(s->ctx, "tlb: first plateau is no level: %s", g.why);
+            /* past an xor level the curve's odd stride fills its sets
+             * unevenly: its knee spreads over MIXED_SPAN x its entries and
+             * shows plateaus of hits mixed with misses before the next
+             * level's; those repeat it or fail, and the next may still
+             * be a level */
+            if (prev && prev->index == GX_TLB_INDEX_XOR &&
+                (double)s->pl[k].last * (double)stride <=
+                    MIXED_SPAN * (double)prev->entries * (double)prev->reach)
+                continue;
+            if (prev && probed < s->n_lv) {
+                probed = s->n_lv;
+                int added = 0;
+                if ((rc = probe_hidden(s, k, prev, &added)) != GX_OK)
+                    return rc;
+                if (added) {
+                    k--; /* the hidden plateau, now at k, then this one again */
+                    continue;
+                }
+            }
             return GX_OK;
         }
+        walk_set = 0;
+        if (g.index == GX_TLB_INDEX_XOR || (prev && prev->index == GX_TLB_INDEX_XOR)) {
+            double c;
+            if ((rc = tlb_clean_cycles(&s->m, &g, PLATEAU_SAMPLES, &c, s->ctx->msg)) != GX_OK)
+                return rc;
+            if (c == c)
+                g.cycles = c;
+        }
         s->lv[s->n_lv++] = g;
+        if (g.index == GX_TLB_INDEX_XOR)
+            after_xor(s, k, &g);
     }
     return GX_OK;
 }
@@ -214,7 +324,11 @@ static int walk_far(tlb_state *s)
 static int shares(tlb_state *s, const tlb_geom *g, uint32_t sm_b, int *out)
 {
     uint32_t n = (uint32_t)ceil(0.75 * g->entries), nt = 4 * g->entries;
-    uint64_t stride = 3 * g->reach;
+    /* a stride the level spreads evenly: odd multiples of the reach for a
+     * modulo index; for xor the counts' power-of-two stride, past the
+     * neighbours of one page-table fetch (SM 0's misses then cost a whole
+     * walk: a neighbour page-walk cache's hit could hide them in the mean) */
+    uint64_t stride = g->index == GX_TLB_INDEX_XOR ? tlb_count_stride(&s->m, g) : 3 * g->reach;
     if (nt > tlb_max_steps(stride))
         nt = tlb_max_steps(stride);
     *out = -1;
@@ -293,6 +407,10 @@ static void write_level(tlb_state *s, int j)
         set_conf(p, j, "entries", gc);
         set_conf(p, j, "ways", gc);
     }
+    if (g->index) {
+        l->set_index = (gx_tlb_index)g->index;
+        set_conf(p, j, "index", gc);
+    }
     if (j > 0 && g->cycles > s->lv[j - 1].cycles) {
         l->hit_latency_cycles = g->cycles - s->lv[j - 1].cycles;
         set_conf(p, j, "hit_latency_cycles", CONF_LATENCY);
@@ -325,8 +443,11 @@ static void report(tlb_state *s)
         char name[48];
         snprintf(name, sizeof name, "tlb.levels[%d]", j);
         if (g->entries)
-            snprintf(v, sizeof v, "%u entries = %u sets x %u ways, %s each", g->entries, g->sets,
-                     g->ways, infer_fmt_bytes(g->reach, a, sizeof a));
+            snprintf(v, sizeof v, "%u entries = %u sets x %u ways, %s each%s", g->entries,
+                     g->sets, g->ways, infer_fmt_bytes(g->reach, a, sizeof a),
+                     g->index == GX_TLB_INDEX_XOR      ? ", xor index"
+                     : g->index == GX_TLB_INDEX_MODULO ? ", modulo index"
+                                                       : "");
         else
             snprintf(v, sizeof v, "reach %s, entries unknown", infer_fmt_bytes(g->reach, a,
                                                                                sizeof a));
