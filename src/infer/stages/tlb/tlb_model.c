@@ -10,8 +10,9 @@
  *   a cyclic chase one page longer than a set misses every access).
  * - Page table: the allocation granule is the one page size and the page of
  *   all VA (the translation page of allocated memory, docs/nvidia-h200.md,
- *   "TLB"); four levels of 9 bits over 4 KiB (a 48-bit VA: every chase
- *   window fits), 8-byte PTEs.
+ *   "TLB"); four levels of 9 bits over it (the levels count from the
+ *   smallest page: a 57-bit VA over 2 MiB, every chase window fits), a walk
+ *   reads all four; 8-byte PTEs.
  * - Walker: a fetch of as many PTEs as the widest entry holds pages (a walk
  *   fills a coalesced entry whole, as the chases show), at most one L2 line
  *   and at least one PTE; WALKERS walkers (a dependent chase has one walk in
@@ -31,22 +32,9 @@
 
 #define TABLE_LEVELS 4
 #define TABLE_BITS 9
-#define TABLE_BASE_SHIFT 12 /* 4 KiB */
 #define PTE_BYTES 8
 #define WALKERS 64
 #define LINE_BYTES_DEFAULT 128
-
-/* Reads of a walk to a page of `page` bytes: the levels down to the one
- * whose entries cover the page. 0 when no level's entries are that size. */
-static uint32_t walk_reads(uint64_t page)
-{
-    for (uint32_t i = 0; i < TABLE_LEVELS; i++) {
-        uint32_t shift = TABLE_BASE_SHIFT + TABLE_BITS * (TABLE_LEVELS - 1 - i);
-        if (page == 1ULL << shift)
-            return i + 1;
-    }
-    return 0;
-}
 
 int tlb_write_model(gx_profile *p, uint64_t granule, uint32_t line_bytes)
 {
@@ -63,8 +51,8 @@ int tlb_write_model(gx_profile *p, uint64_t granule, uint32_t line_bytes)
             widest = l->entry_bytes;
     }
     const double walk = t->levels[t->n_levels - 1].miss_cycles;
-    const uint32_t reads = walk_reads(granule);
-    if (isnan(walk) || walk <= 0 || !reads)
+    const uint32_t reads = TABLE_LEVELS; /* the granule is the table's page: every level */
+    if (isnan(walk) || walk <= 0)
         return 0;
     if (isnan(t->levels[0].hit_latency_cycles))
         t->levels[0].hit_latency_cycles = 0;

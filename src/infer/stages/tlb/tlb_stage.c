@@ -38,6 +38,7 @@
 #include "../../infer.h"
 #include "../../infer_util.h"
 #include "tlb_internal.h"
+#include "tlb_model.h"
 #include "tlb_stage.h"
 
 /* The curve's strides in granules, tried in turn until one shows a level:
@@ -538,6 +539,13 @@ int gx_stage_tlb(gx_infer *ctx)
         for (int j = 0; j < s->n_lv; j++)
             write_level(s, j);
         report(s);
+        /* the parts no chase sees, so that sim runs what was found */
+        int runnable = tlb_write_model(p, s->granule, ctx->line_bytes);
+        infer_report_row(ctx, "tlb model parts", runnable ? "written" : "not written",
+                         runnable ? "page table, walker and coalescer as stated model choices "
+                                    "(tlb_model.c), the walk's cost measured"
+                                  : "a level or the walk's cost is unknown",
+                         NAN, 0);
     }
     if (rc == GX_OK && s->curve_stride)
         report_plateaus(s);
