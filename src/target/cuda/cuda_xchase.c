@@ -8,6 +8,8 @@
 
 /* ---- translation chase --------------------------------------------------- */
 
+#define XWIN_ALIGN (1ULL << 40) /* 1 TiB */
+
 /* Make window w hold steps pages at stride (mapped, zeroed physical granule). */
 static int xwin_prepare(cuda_target *c, cuda_xwin *w, uint64_t stride, uint64_t steps,
                         gx_msg *msg)
@@ -30,8 +32,13 @@ static int xwin_prepare(cuda_target *c, cuda_xwin *w, uint64_t stride, uint64_t 
         if (max > GX_XCHASE_MAX_STEPS)
             max = GX_XCHASE_MAX_STEPS;
         uint64_t want = ((max - 1) * stride + g + g - 1) / g * g;
+        /* aligned to XWIN_ALIGN when the driver allows: a chain then starts
+         * on a whole block of sets x reach of any TLB level (up to 2^24
+         * entries of 64 KiB), as a hashed set index needs to spread its
+         * pages evenly; else to the granule */
         CUdeviceptr va = 0;
-        if (c->api.MemAddressReserve(&va, want, g, 0, 0) != GX_CUDA_SUCCESS) {
+        if (c->api.MemAddressReserve(&va, want, XWIN_ALIGN, 0, 0) != GX_CUDA_SUCCESS &&
+            c->api.MemAddressReserve(&va, want, g, 0, 0) != GX_CUDA_SUCCESS) {
             want = (need + g - 1) / g * g;
             CU_TRY(c, c->api.MemAddressReserve(&va, want, g, 0, 0),
                    "cuMemAddressReserve (xchase window)", msg);
