@@ -187,6 +187,8 @@ void cuda_xwin_drop(cuda_target *c, cuda_xwin *w, int all)
     for (uint64_t k = 0; k < w->mapped; k++)
         c->api.MemUnmap(w->map_at[k], c->page_bytes);
     w->mapped = 0;
+    if (w->bits)
+        memset(w->bits, 0, (size_t)((w->bytes / c->page_bytes + 63) / 64) * sizeof *w->bits);
     if (w->va)
         c->api.MemAddressFree(w->va, w->bytes);
     w->va = 0;
@@ -223,8 +225,10 @@ void cuda_close(void *impl)
     free(c->h_out);
     free(c->chain);
     free(c->h_xcyc);
-    for (int w = 0; w < 2; w++)
+    for (int w = 0; w < 2; w++) {
         free(c->xwin[w].map_at);
+        free(c->xwin[w].bits);
+    }
     free(c);
 }
 

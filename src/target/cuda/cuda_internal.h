@@ -29,13 +29,14 @@ extern const size_t gx_kernels_fatbin_bytes;
 #define GX_CUDA_BUILD_GRID_MAX 8192u
 
 /* A translation chase window: a VA reservation whose granules touched so
- * far are mapped onto one physical granule (handle) of its own. */
+ * far (by chains of any stride) are mapped onto one physical granule
+ * (handle) of its own. */
 typedef struct cuda_xwin {
     CUmemGenericAllocationHandle h; /* 0: none yet */
     CUdeviceptr va;                 /* 0: no reservation */
     size_t bytes;                   /* reserved */
-    uint64_t stride;
-    uint64_t mapped;                /* granules mapped, from the start of the window */
+    uint64_t *bits;                 /* bit k: granule k of the window is mapped */
+    uint64_t mapped;                /* granules mapped */
     uint64_t *map_at;               /* their VAs (to unmap) */
     size_t map_cap;
 } cuda_xwin;

@@ -1,7 +1,9 @@
 /* cuda_xchase.c - the cuda target's translation chase: two windows (timed,
  * thrashing), each a VA reservation whose touched granules are mapped onto
- * one zeroed physical granule of its own (cuMemMap), grown while the stride
- * stays; every access timed in shared memory, rounds split over launches. */
+ * one zeroed physical granule of its own (cuMemMap) and stay mapped for the
+ * chains of every stride; every access timed in shared memory, rounds split
+ * over launches. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -10,11 +12,49 @@
 
 #define XWIN_ALIGN (1ULL << 40) /* 1 TiB */
 
-/* Make window w hold steps pages at stride (mapped, zeroed physical granule). */
+/* Reserve window w's VA: all a chain may span (GX_XCHASE_MAX_WINDOW_BYTES),
+ * XWIN_ALIGN-aligned when the driver allows (a chain then starts on a whole
+ * block of sets x reach of any TLB level, as a hashed set index needs to
+ * spread its pages evenly), else granule-aligned; else `need` bytes alone. */
+static int xwin_reserve(cuda_target *c, cuda_xwin *w, uint64_t need, gx_msg *msg)
+{
+    const uint64_t g = c->page_bytes;
+    uint64_t want = (GX_XCHASE_MAX_WINDOW_BYTES + g + g - 1) / g * g;
+    if (want < need)
+        want = (need + g - 1) / g * g;
+    CUdeviceptr va = 0;
+    if (c->api.MemAddressReserve(&va, want, XWIN_ALIGN, 0, 0) != GX_CUDA_SUCCESS &&
+        c->api.MemAddressReserve(&va, want, g, 0, 0) != GX_CUDA_SUCCESS) {
+        want = (need + g - 1) / g * g;
+        CU_TRY(c, c->api.MemAddressReserve(&va, want, g, 0, 0),
+               "cuMemAddressReserve (xchase window)", msg);
+    }
+    const size_t words = (size_t)((want / g + 63) / 64);
+    uint64_t *bits = calloc(words, sizeof *bits);
+    if (!bits) {
+        c->api.MemAddressFree(va, want);
+        return gx_fail(msg, GX_ENOMEM, "cuda: out of memory for the xchase window's map");
+    }
+    free(w->bits);
+    w->bits = bits;
+    w->va = va;
+    w->bytes = want;
+    return GX_OK;
+}
+
+/* Make window w hold steps pages at stride (mapped onto its zeroed physical
+ * granule). The window serves chains of every stride: a granule once
+ * mapped stays mapped (w->bits) until the target closes, so a stage that
+ * changes strides maps each granule once (mapping one costs tens of
+ * microseconds; a chain has up to 32768). A chain's TLB hits and misses do
+ * not depend on which other granules of the window are mapped: it touches
+ * only its own pages, whose entries a walk fills alike whether their
+ * neighbours' PTEs are valid or not. */
 static int xwin_prepare(cuda_target *c, cuda_xwin *w, uint64_t stride, uint64_t steps,
                         gx_msg *msg)
 {
     const uint64_t g = c->page_bytes;
+    int rc;
     if (!w->h) {
         gx_cu_alloc_prop prop;
         memset(&prop, 0, sizeof prop);
@@ -24,46 +64,26 @@ static int xwin_prepare(cuda_target *c, cuda_xwin *w, uint64_t stride, uint64_t 
         CU_TRY(c, c->api.MemCreate(&w->h, g, &prop, 0), "cuMemCreate (xchase granule)", msg);
     }
     const uint64_t need = (steps - 1) * stride + g;
-    if (w->va && (w->stride != stride || w->bytes < need))
+    if (w->va && w->bytes < need) /* a window of one chain's size (the driver's limit) */
         cuda_xwin_drop(c, w, 0);
-    if (!w->va) {
-        /* room for the longest chain of this stride, else just this one */
-        uint64_t max = (uint64_t)(GX_XCHASE_MAX_WINDOW_BYTES / stride);
-        if (max > GX_XCHASE_MAX_STEPS)
-            max = GX_XCHASE_MAX_STEPS;
-        uint64_t want = ((max - 1) * stride + g + g - 1) / g * g;
-        /* aligned to XWIN_ALIGN when the driver allows: a chain then starts
-         * on a whole block of sets x reach of any TLB level (up to 2^24
-         * entries of 64 KiB), as a hashed set index needs to spread its
-         * pages evenly; else to the granule */
-        CUdeviceptr va = 0;
-        if (c->api.MemAddressReserve(&va, want, XWIN_ALIGN, 0, 0) != GX_CUDA_SUCCESS &&
-            c->api.MemAddressReserve(&va, want, g, 0, 0) != GX_CUDA_SUCCESS) {
-            want = (need + g - 1) / g * g;
-            CU_TRY(c, c->api.MemAddressReserve(&va, want, g, 0, 0),
-                   "cuMemAddressReserve (xchase window)", msg);
-        }
-        w->va = va;
-        w->bytes = want;
-        w->stride = stride;
-    }
+    if (!w->va && (rc = xwin_reserve(c, w, need, msg)) != GX_OK)
+        return rc;
     gx_cu_access_desc acc = {{GX_CU_MEM_LOCATION_TYPE_DEVICE, c->dev},
                              GX_CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    uint64_t last = w->mapped ? (w->map_at[w->mapped - 1] - w->va) / g : UINT64_MAX;
     for (uint64_t i = 0; i < steps; i++) {
         uint64_t k = i * stride / g; /* the granule of step i (8-byte loads never cross one) */
-        if (last != UINT64_MAX && k <= last)
+        if (w->bits[k / 64] >> (k % 64) & 1u)
             continue;
-        int rc = cuda_ensure_host(&w->map_at, &w->map_cap, w->mapped + 1, sizeof *w->map_at, msg);
-        if (rc != GX_OK)
+        if ((rc = cuda_ensure_host(&w->map_at, &w->map_cap, w->mapped + 1, sizeof *w->map_at,
+                                   msg)) != GX_OK)
             return rc;
         CUdeviceptr at = w->va + k * g;
         CU_TRY(c, c->api.MemMap(at, g, 0, w->h, 0), "cuMemMap (xchase window)", msg);
         w->map_at[w->mapped++] = at;
+        w->bits[k / 64] |= 1ULL << (k % 64);
         CU_TRY(c, c->api.MemSetAccess(at, g, &acc, 1), "cuMemSetAccess (xchase window)", msg);
         if (w->mapped == 1)
             CU_TRY(c, c->api.MemsetD8(at, 0, g), "cuMemsetD8 (xchase granule)", msg);
-        last = k;
     }
     return GX_OK;
 }
