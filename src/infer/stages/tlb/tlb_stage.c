@@ -481,8 +481,8 @@ static void report(tlb_state *s)
     }
     snprintf(v, sizeof v, "%llu", (unsigned long long)s->granule);
     infer_report_row(ctx, "tlb.granule_bytes", v,
-                     "allocation granularity (the API's); the translation page is not "
-                     "told apart from it",
+                     "allocation granularity (the API's); the translation page of allocated "
+                     "memory: bench/tlb_page (walks per byte)",
                      NAN, 0);
 }
 
