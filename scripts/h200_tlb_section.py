@@ -29,8 +29,10 @@ how each field was read; in short:
     first level's cost up to 32768 granules, and one 6 MiB apart past the
     second level's reach costs ~20 cycles, not the third level's 89: a hit
     deeper down fills the nearer levels with the whole 32 MiB entry.
-  * Sharing (share-2026-12-02): L1 per SM (no SM disturbs it), L2 shared by
-    SMs 0 and 1 only of those tried (a TPC of 2), L3 by every SM tried (the
+  * Sharing (share-2026-12-02, diag-2026-12-02): L1 per SM (no SM disturbs
+    it), L2 shared by SMs 0, 1, 48 and 49 of those tried (4 SMs, not
+    contiguous in the SM order, which the model's domains are: the profile
+    keeps the TPC of 2 that the tlb stage finds), L3 by every SM tried (the
     GPU).
 - Not measured (model inputs only): the walker's count and queue (a
   dependent chase has one walk in flight), the page table's levels (Hopper's
