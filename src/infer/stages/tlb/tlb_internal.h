@@ -114,3 +114,12 @@ uint64_t tlb_count_stride(const tlb_meter *m, const tlb_geom *g);
  * the hashed sets unevenly). NaN when the chase does not fit. */
 int tlb_clean_cycles(tlb_meter *m, const tlb_geom *g, uint32_t samples, double *cycles,
                      gx_msg *msg);
+
+/* ---- the translation page of allocated memory (tlb_page.c) ---- */
+
+/* Report rows tlb.walk_bytes and tlb.translation_page from passes over the
+ * arena with cold and warm translations; walk: the cycles a chase in the
+ * window pays when every level misses (the walk plateau over the first
+ * level's). Errors are the target's. */
+int tlb_page(struct gx_infer *ctx, tlb_meter *m, double walk);
+

@@ -546,6 +546,8 @@ int gx_stage_tlb(gx_infer *ctx)
                                     "(tlb_model.c), the walk's cost measured"
                                   : "a level or the walk's cost is unknown",
                          NAN, 0);
+        if (s->walk_near > s->lv[0].cycles)
+            rc = tlb_page(ctx, &s->m, s->walk_near - s->lv[0].cycles);
     }
     if (rc == GX_OK && s->curve_stride)
         report_plateaus(s);
