@@ -15,6 +15,87 @@
 #include "gpuxray/error.h"
 #include "gpuxray/stats.h"
 
+#define SFP_P_ACCEPT 1e-6 /* tail probability of the accept test */
+#define SFP_P_NEW 1e-10   /* tail probability of the new-class test */
+#define SFP_SORT_MAX 512  /* batch samples sorted on the stack at most */
+
+/* ---- a batch's median and MAD ------------------------------------------------- */
+
+/* Ascending Shell sort (gaps 1, 4, 10, 23, 57, 132, 301), no NaN in a[]. */
+static void sort_doubles(double *a, int n)
+{
+    static const int gaps[] = {301, 132, 57, 23, 10, 4, 1};
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        int h = gaps[g];
+        for (int i = h; i < n; i++) {
+            double x = a[i];
+            int j = i;
+            while (j >= h && a[j - h] > x) {
+                a[j] = a[j - h];
+                j -= h;
+            }
+            a[j] = x;
+        }
+    }
+}
+
+/* Median of sorted c[0..n-1], as gx_median computes it. */
+static double sorted_median(const double *c, int n)
+{
+    return (n % 2) ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+}
+
+/* MAD of sorted c[0..n-1] around its median med, as gx_mad computes it: the
+ * deviations |c[i] - med| fall (weakly) towards the split point from both
+ * sides, so merging the two runs outwards visits them in ascending order;
+ * only the middle one or two are needed. */
+static double sorted_mad(const double *c, int n, double med)
+{
+    int hi = 0;
+    while (hi < n && c[hi] < med)
+        hi++;
+    int lo = hi - 1, want = n / 2; /* ranks want - 1 (n even) and want */
+    double prev = 0, cur = 0;
+    for (int r = 0; r <= want; r++) {
+        double dl = lo >= 0 ? fabs(c[lo] - med) : INFINITY;
+        double dh = hi < n ? fabs(c[hi] - med) : INFINITY;
+        prev = cur;
+        if (dl <= dh) {
+            cur = dl;
+            lo--;
+        } else {
+            cur = dh;
+            hi++;
+        }
+    }
+    return (n % 2) ? cur : 0.5 * (prev + cur);
+}
+
+/* *med = gx_median(x, n), *mad = gx_mad(x, n) (when n >= 3), bit for bit:
+ * one sort of a stack copy instead of three sorted heap copies. Batches
+ * with a NaN or an infinity, or over SFP_SORT_MAX samples take the general functions. */
+static void batch_median_mad(const double *x, int n, double *med, double *mad)
+{
+    double c[SFP_SORT_MAX];
+    int plain = n > SFP_SORT_MAX;
+    for (int i = 0; i < n && !plain; i++) {
+        if (!isfinite(x[i]))
+            plain = 1;
+        else
+            c[i] = x[i];
+    }
+    if (plain) {
+        *med = gx_median(x, (size_t)n);
+        *mad = n >= 3 ? gx_mad(x, (size_t)n) : 0;
+        return;
+    }
+    sort_doubles(c, n);
+    *med = sorted_median(c, n);
+    *mad = n >= 3 ? sorted_mad(c, n, *med) : 0;
+}
+
+/* ---- the model -------------------------------------------------------------------- */
+
 int sfp_init(sfp_model *m, int S, double sigma_floor)
 {
     memset(m, 0, sizeof *m);
@@ -23,6 +104,9 @@ int sfp_init(sfp_model *m, int S, double sigma_floor)
     m->S = S;
     m->sigma_floor = sigma_floor > 0 ? sigma_floor : 0.05;
     m->scale = 1.0;
+    m->thr_S = S;
+    m->t_acc = sfp_chi2_quantile(S, SFP_P_ACCEPT);
+    m->t_new = sfp_chi2_quantile(S, SFP_P_NEW);
     m->cap = 64;
     m->cls = calloc((size_t)m->cap, sizeof *m->cls);
     return m->cls ? GX_OK : GX_ENOMEM;
@@ -50,10 +134,11 @@ int sfp_line_add_batch(sfp_model *m, sfp_line *l, int s, const double *samples, 
 {
     if (n <= 0 || s < 0 || s >= m->S)
         return 0;
-    double med = gx_median(samples, (size_t)n);
+    double med, mad0;
+    batch_median_mad(samples, n, &med, &mad0);
     double tol = 3.0;
     if (n >= 3) {
-        double mad = gx_mad(samples, (size_t)n) * 1.4826 * 5.0;
+        double mad = mad0 * 1.4826 * 5.0;
         if (mad > tol)
             tol = mad;
     }
@@ -99,17 +184,33 @@ double sfp_center(const sfp_model *m, int j, int s)
     return c->n[s] > 0 ? c->sum[s] / c->n[s] : NAN;
 }
 
-double sfp_dist2(const sfp_model *m, const sfp_line *l, int j)
+/* D2 of l against class c before the calibration scale; v = sigma^2 and
+ * inv_l[s] = 1.0 / l->n[s]: each term as (l - sum / n)^2 / (v (1 / n_l +
+ * 1 / n)), from the class's cached center and 1 / n. */
+static double dist2_raw(const sfp_model *m, const sfp_line *l, const double *inv_l,
+                        const sfp_class *c, double v)
 {
-    const sfp_class *c = &m->cls[j];
-    double sg = sfp_sigma(m), v = sg * sg, d2 = 0;
+    double d2 = 0;
     for (int s = 0; s < m->S; s++) {
         if (!l->n[s] || !(c->n[s] > 0))
             continue;
-        double diff = l->mean[s] - c->sum[s] / c->n[s];
-        d2 += diff * diff / (v * (1.0 / l->n[s] + 1.0 / c->n[s]));
+        double diff = l->mean[s] - c->center[s];
+        d2 += diff * diff / (v * (inv_l[s] + c->inv_n[s]));
     }
-    return d2 / m->scale;
+    return d2;
+}
+
+static void line_inverses(const sfp_model *m, const sfp_line *l, double *inv_l)
+{
+    for (int s = 0; s < m->S; s++)
+        inv_l[s] = 1.0 / l->n[s];
+}
+
+double sfp_dist2(const sfp_model *m, const sfp_line *l, int j)
+{
+    double sg = sfp_sigma(m), inv_l[SFP_MAX_SMS];
+    line_inverses(m, l, inv_l);
+    return dist2_raw(m, l, inv_l, &m->cls[j], sg * sg) / m->scale;
 }
 
 double sfp_line_dist2(const sfp_model *m, const sfp_line *a, const sfp_line *b)
@@ -143,12 +244,12 @@ double sfp_chi2_quantile(int k, double p)
 
 double sfp_accept_threshold(const sfp_model *m)
 {
-    return sfp_chi2_quantile(m->S, 1e-6);
+    return m->thr_S == m->S ? m->t_acc : sfp_chi2_quantile(m->S, SFP_P_ACCEPT);
 }
 
 double sfp_new_threshold(const sfp_model *m)
 {
-    return sfp_chi2_quantile(m->S, 1e-10);
+    return m->thr_S == m->S ? m->t_new : sfp_chi2_quantile(m->S, SFP_P_NEW);
 }
 
 sfp_verdict sfp_decide(const sfp_model *m, const sfp_line *l, int *best)
@@ -157,8 +258,10 @@ sfp_verdict sfp_decide(const sfp_model *m, const sfp_line *l, int *best)
     if (m->n_classes == 0)
         return SFP_NEW;
     double d1 = INFINITY, d2 = INFINITY;
+    double sg = sfp_sigma(m), v = sg * sg, inv_l[SFP_MAX_SMS];
+    line_inverses(m, l, inv_l);
     for (int j = 0; j < m->n_classes; j++) {
-        double d = sfp_dist2(m, l, j);
+        double d = dist2_raw(m, l, inv_l, &m->cls[j], v) / m->scale;
         if (d < d1) {
             d2 = d1;
             d1 = d;
@@ -197,6 +300,8 @@ void sfp_class_add(sfp_model *m, int j, const sfp_line *l)
     for (int s = 0; s < m->S; s++) {
         c->sum[s] += l->mean[s] * l->n[s];
         c->n[s] += l->n[s];
+        c->center[s] = c->sum[s] / c->n[s];
+        c->inv_n[s] = 1.0 / c->n[s];
     }
     c->members++;
 }
