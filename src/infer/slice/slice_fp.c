@@ -21,11 +21,13 @@
 
 /* ---- a batch's median and MAD ------------------------------------------------- */
 
-/* Ascending Shell sort (gaps 1, 4, 10, 23, 57, 132, 301), no NaN in a[]. */
+/* Ascending Shell sort (gaps 1, 4, 10, 23, 57, 132, 301; plain insertion
+ * for the short batches of a few dozen samples), no NaN in a[]. */
 static void sort_doubles(double *a, int n)
 {
     static const int gaps[] = {301, 132, 57, 23, 10, 4, 1};
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+    for (size_t g = n <= 40 ? sizeof gaps / sizeof gaps[0] - 1 : 0;
+         g < sizeof gaps / sizeof gaps[0]; g++) {
         int h = gaps[g];
         for (int i = h; i < n; i++) {
             double x = a[i];
@@ -74,7 +76,7 @@ static double sorted_mad(const double *c, int n, double med)
 /* *med = gx_median(x, n), *mad = gx_mad(x, n) (when n >= 3), bit for bit:
  * one sort of a stack copy instead of three sorted heap copies. Batches
  * with a NaN or an infinity, or over SFP_SORT_MAX samples take the general functions. */
-static void batch_median_mad(const double *x, int n, double *med, double *mad)
+void sfp_batch_median_mad(const double *x, int n, double *med, double *mad)
 {
     double c[SFP_SORT_MAX];
     int plain = n > SFP_SORT_MAX;
@@ -92,6 +94,53 @@ static void batch_median_mad(const double *x, int n, double *med, double *mad)
     sort_doubles(c, n);
     *med = sorted_median(c, n);
     *mad = n >= 3 ? sorted_mad(c, n, *med) : 0;
+}
+
+/* The k-th smallest of a[0..n-1] (k < n, no NaN), moving a[] so that
+ * a[0..k-1] <= a[k] <= a[k+1..n-1] (quickselect, median-of-three pivot). */
+static double select_kth(double *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        size_t mid = lo + (hi - lo) / 2;
+        double x = a[lo], y = a[mid], z = a[hi];
+        double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < p)
+                i++;
+            while (a[j] > p)
+                j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return a[k];
+    }
+    return a[k];
+}
+
+/* gx_median(a, n) bit for bit (n >= 1, no NaN), reordering a[] (scratch). */
+static double median_inplace(double *a, size_t n)
+{
+    double hi = select_kth(a, n, n / 2);
+    if (n % 2)
+        return hi;
+    double lo = a[0];
+    for (size_t i = 1; i < n / 2; i++)
+        lo = a[i] > lo ? a[i] : lo;
+    return 0.5 * (lo + hi);
 }
 
 /* ---- the model -------------------------------------------------------------------- */
@@ -135,7 +184,7 @@ int sfp_line_add_batch(sfp_model *m, sfp_line *l, int s, const double *samples, 
     if (n <= 0 || s < 0 || s >= m->S)
         return 0;
     double med, mad0;
-    batch_median_mad(samples, n, &med, &mad0);
+    sfp_batch_median_mad(samples, n, &med, &mad0);
     double tol = 3.0;
     if (n >= 3) {
         double mad = mad0 * 1.4826 * 5.0;
@@ -200,6 +249,24 @@ static double dist2_raw(const sfp_model *m, const sfp_line *l, const double *inv
     return d2;
 }
 
+/* dist2_raw(...) / scale, or a value >= bound that stands for it once a
+ * partial sum (every 4 slots) reaches the bound: the terms are >= 0 and a
+ * rounded sum of them never decreases, so the whole D2 is >= bound too. */
+static double dist2_bounded(const sfp_model *m, const sfp_line *l, const double *inv_l,
+                            const sfp_class *c, double v, double bound)
+{
+    double d2 = 0;
+    for (int s = 0; s < m->S; s++) {
+        if (l->n[s] && c->n[s] > 0) {
+            double diff = l->mean[s] - c->center[s];
+            d2 += diff * diff / (v * (inv_l[s] + c->inv_n[s]));
+        }
+        if ((s & 3) == 3 && d2 / m->scale >= bound)
+            return d2 / m->scale;
+    }
+    return d2 / m->scale;
+}
+
 static void line_inverses(const sfp_model *m, const sfp_line *l, double *inv_l)
 {
     for (int s = 0; s < m->S; s++)
@@ -261,7 +328,8 @@ sfp_verdict sfp_decide(const sfp_model *m, const sfp_line *l, int *best)
     double sg = sfp_sigma(m), v = sg * sg, inv_l[SFP_MAX_SMS];
     line_inverses(m, l, inv_l);
     for (int j = 0; j < m->n_classes; j++) {
-        double d = dist2_raw(m, l, inv_l, &m->cls[j], v) / m->scale;
+        /* a class at or beyond the runner-up changes neither d1 nor d2 */
+        double d = dist2_bounded(m, l, inv_l, &m->cls[j], v, d2);
         if (d < d1) {
             d2 = d1;
             d1 = d;
@@ -330,7 +398,10 @@ double sfp_calibrate(sfp_model *m, const sfp_line *lines, const int *labels, siz
     }
     double ratio = 1.0;
     if (cnt >= 64) {
-        ratio = gx_median(r, cnt) / 0.45494;
+        int nan = 0;
+        for (size_t i = 0; i < cnt && !nan; i++)
+            nan = isnan(r[i]);
+        ratio = (nan ? gx_median(r, cnt) : median_inplace(r, cnt)) / 0.45494;
         m->scale = ratio > 1.0 ? ratio : 1.0;
     }
     free(r);

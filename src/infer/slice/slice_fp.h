@@ -69,6 +69,9 @@ double sfp_sigma(const sfp_model *m);
 /* Add one batch of n raw samples of SM slot s to line l (robust filter);
  * returns the number kept. */
 int sfp_line_add_batch(sfp_model *m, sfp_line *l, int s, const double *samples, int n);
+/* *med = gx_median(x, n) and *mad = gx_mad(x, n) (0 when n < 3), bit for
+ * bit, at the cost of one sort (n >= 1). */
+void sfp_batch_median_mad(const double *x, int n, double *med, double *mad);
 /* Mean samples per SM slot of a line (its weakest slot). */
 uint32_t sfp_line_min_n(const sfp_model *m, const sfp_line *l);
 /* D2 of line l against class j (divided by the calibration scale). */
