@@ -17,84 +17,9 @@
 
 #define SFP_P_ACCEPT 1e-6 /* tail probability of the accept test */
 #define SFP_P_NEW 1e-10   /* tail probability of the new-class test */
-#define SFP_SORT_MAX 512  /* batch samples sorted on the stack at most */
+#define SFP_SORT_MAX 512  /* batch samples copied to the stack at most */
 
 /* ---- a batch's median and MAD ------------------------------------------------- */
-
-/* Ascending Shell sort (gaps 1, 4, 10, 23, 57, 132, 301; plain insertion
- * for the short batches of a few dozen samples), no NaN in a[]. */
-static void sort_doubles(double *a, int n)
-{
-    static const int gaps[] = {301, 132, 57, 23, 10, 4, 1};
-    for (size_t g = n <= 40 ? sizeof gaps / sizeof gaps[0] - 1 : 0;
-         g < sizeof gaps / sizeof gaps[0]; g++) {
-        int h = gaps[g];
-        for (int i = h; i < n; i++) {
-            double x = a[i];
-            int j = i;
-            while (j >= h && a[j - h] > x) {
-                a[j] = a[j - h];
-                j -= h;
-            }
-            a[j] = x;
-        }
-    }
-}
-
-/* Median of sorted c[0..n-1], as gx_median computes it. */
-static double sorted_median(const double *c, int n)
-{
-    return (n % 2) ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-}
-
-/* MAD of sorted c[0..n-1] around its median med, as gx_mad computes it: the
- * deviations |c[i] - med| fall (weakly) towards the split point from both
- * sides, so merging the two runs outwards visits them in ascending order;
- * only the middle one or two are needed. */
-static double sorted_mad(const double *c, int n, double med)
-{
-    int hi = 0;
-    while (hi < n && c[hi] < med)
-        hi++;
-    int lo = hi - 1, want = n / 2; /* ranks want - 1 (n even) and want */
-    double prev = 0, cur = 0;
-    for (int r = 0; r <= want; r++) {
-        double dl = lo >= 0 ? fabs(c[lo] - med) : INFINITY;
-        double dh = hi < n ? fabs(c[hi] - med) : INFINITY;
-        prev = cur;
-        if (dl <= dh) {
-            cur = dl;
-            lo--;
-        } else {
-            cur = dh;
-            hi++;
-        }
-    }
-    return (n % 2) ? cur : 0.5 * (prev + cur);
-}
-
-/* *med = gx_median(x, n), *mad = gx_mad(x, n) (when n >= 3), bit for bit:
- * one sort of a stack copy instead of three sorted heap copies. Batches
- * with a NaN or an infinity, or over SFP_SORT_MAX samples take the general functions. */
-void sfp_batch_median_mad(const double *x, int n, double *med, double *mad)
-{
-    double c[SFP_SORT_MAX];
-    int plain = n > SFP_SORT_MAX;
-    for (int i = 0; i < n && !plain; i++) {
-        if (!isfinite(x[i]))
-            plain = 1;
-        else
-            c[i] = x[i];
-    }
-    if (plain) {
-        *med = gx_median(x, (size_t)n);
-        *mad = n >= 3 ? gx_mad(x, (size_t)n) : 0;
-        return;
-    }
-    sort_doubles(c, n);
-    *med = sorted_median(c, n);
-    *mad = n >= 3 ? sorted_mad(c, n, *med) : 0;
-}
 
 /* The k-th smallest of a[0..n-1] (k < n, no NaN), moving a[] so that
  * a[0..k-1] <= a[k] <= a[k+1..n-1] (quickselect, median-of-three pivot). */
@@ -141,6 +66,34 @@ static double median_inplace(double *a, size_t n)
     for (size_t i = 1; i < n / 2; i++)
         lo = a[i] > lo ? a[i] : lo;
     return 0.5 * (lo + hi);
+}
+
+/* *med = gx_median(x, n), *mad = gx_mad(x, n) (when n >= 3), bit for bit:
+ * two selections in a stack copy instead of three sorted heap copies.
+ * Batches with a NaN or an infinity, or over SFP_SORT_MAX samples, take the
+ * general functions. */
+void sfp_batch_median_mad(const double *x, int n, double *med, double *mad)
+{
+    double c[SFP_SORT_MAX];
+    int plain = n > SFP_SORT_MAX;
+    for (int i = 0; i < n && !plain; i++) {
+        if (!isfinite(x[i]))
+            plain = 1;
+        else
+            c[i] = x[i];
+    }
+    if (plain) {
+        *med = gx_median(x, (size_t)n);
+        *mad = n >= 3 ? gx_mad(x, (size_t)n) : 0;
+        return;
+    }
+    *med = median_inplace(c, (size_t)n);
+    *mad = 0;
+    if (n >= 3) {
+        for (int i = 0; i < n; i++)
+            c[i] = fabs(x[i] - *med);
+        *mad = median_inplace(c, (size_t)n);
+    }
 }
 
 /* ---- the model -------------------------------------------------------------------- */
