@@ -206,9 +206,19 @@ static double dist2_raw(const sfp_model *m, const sfp_line *l, const double *inv
  * partial sum (every 4 slots) reaches the bound: the terms are >= 0 and a
  * rounded sum of them never decreases, so the whole D2 is >= bound too. */
 static double dist2_bounded(const sfp_model *m, const sfp_line *l, const double *inv_l,
-                            const sfp_class *c, double v, double bound)
+                            const sfp_class *c, double v, double bound, int line_full)
 {
     double d2 = 0;
+    if (line_full && c->full) {
+        /* every slot has samples on both sides: the same sum, no tests */
+        for (int s = 0; s < m->S; s++) {
+            double diff = l->mean[s] - c->center[s];
+            d2 += diff * diff / (v * (inv_l[s] + c->inv_n[s]));
+            if ((s & 3) == 3 && d2 / m->scale >= bound)
+                return d2 / m->scale;
+        }
+        return d2 / m->scale;
+    }
     for (int s = 0; s < m->S; s++) {
         if (l->n[s] && c->n[s] > 0) {
             double diff = l->mean[s] - c->center[s];
@@ -220,10 +230,15 @@ static double dist2_bounded(const sfp_model *m, const sfp_line *l, const double 
     return d2 / m->scale;
 }
 
-static void line_inverses(const sfp_model *m, const sfp_line *l, double *inv_l)
+/* inv_l[s] = 1.0 / l->n[s]; returns 1 when every slot has samples. */
+static int line_inverses(const sfp_model *m, const sfp_line *l, double *inv_l)
 {
-    for (int s = 0; s < m->S; s++)
+    int full = 1;
+    for (int s = 0; s < m->S; s++) {
         inv_l[s] = 1.0 / l->n[s];
+        full &= l->n[s] > 0;
+    }
+    return full;
 }
 
 double sfp_dist2(const sfp_model *m, const sfp_line *l, int j)
@@ -279,10 +294,10 @@ sfp_verdict sfp_decide(const sfp_model *m, const sfp_line *l, int *best)
         return SFP_NEW;
     double d1 = INFINITY, d2 = INFINITY;
     double sg = sfp_sigma(m), v = sg * sg, inv_l[SFP_MAX_SMS];
-    line_inverses(m, l, inv_l);
+    int full = line_inverses(m, l, inv_l);
     for (int j = 0; j < m->n_classes; j++) {
         /* a class at or beyond the runner-up changes neither d1 nor d2 */
-        double d = dist2_bounded(m, l, inv_l, &m->cls[j], v, d2);
+        double d = dist2_bounded(m, l, inv_l, &m->cls[j], v, d2, full);
         if (d < d1) {
             d2 = d1;
             d1 = d;
@@ -324,6 +339,9 @@ void sfp_class_add(sfp_model *m, int j, const sfp_line *l)
         c->center[s] = c->sum[s] / c->n[s];
         c->inv_n[s] = 1.0 / c->n[s];
     }
+    c->full = 1;
+    for (int s = 0; s < m->S; s++)
+        c->full &= c->n[s] > 0;
     c->members++;
 }
 

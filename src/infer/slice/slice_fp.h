@@ -44,6 +44,7 @@ typedef struct sfp_class {
     double n[SFP_MAX_SMS];    /* sum of member n */
     double center[SFP_MAX_SMS]; /* sum / n (kept with them; NAN while n is 0) */
     double inv_n[SFP_MAX_SMS];  /* 1.0 / n */
+    int full;                   /* n > 0 in every slot */
     uint32_t members;
 } sfp_class;
 
