@@ -23,9 +23,10 @@
  *   quantised, non-gaussian timings).
  * - Host cost: a class keeps its centers and 1/n next to its sums and the
  *   model its two chi-square thresholds, so a decision is one pass over the
- *   classes' slots; a batch's median and MAD come from one sort on the
- *   stack. Every value is computed by the same operations as the plain
- *   formulas, so the results are bit-identical to them. */
+ *   classes' slots (a class is left once its partial D2 reaches the
+ *   runner-up); a batch's median and MAD come from two selections in a
+ *   stack copy. Every value kept is computed by the same operations as the
+ *   plain formulas, so the results are bit-identical to them. */
 #ifndef GPUXRAY_INFER_SLICE_FP_H
 #define GPUXRAY_INFER_SLICE_FP_H
 
@@ -71,7 +72,7 @@ double sfp_sigma(const sfp_model *m);
  * returns the number kept. */
 int sfp_line_add_batch(sfp_model *m, sfp_line *l, int s, const double *samples, int n);
 /* *med = gx_median(x, n) and *mad = gx_mad(x, n) (0 when n < 3), bit for
- * bit, at the cost of one sort (n >= 1). */
+ * bit, at the cost of two selections (n >= 1). */
 void sfp_batch_median_mad(const double *x, int n, double *med, double *mad);
 /* Mean samples per SM slot of a line (its weakest slot). */
 uint32_t sfp_line_min_n(const sfp_model *m, const sfp_line *l);
