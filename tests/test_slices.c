@@ -4,7 +4,10 @@
  *   the page, and tables for non-power-of-two slice counts): the classes it
  *   predicts equal the truth's on every line of the page, at a small cost;
  * - the fingerprint classifier on synthetic fingerprints (small skew, noise,
- *   outliers): no class mixes two slices, no slice splits;
+ *   outliers): no class mixes two slices, no slice splits; its fast paths
+ *   (one stack sort per batch, cached centers and thresholds, the decision's
+ *   early exit, the calibration's selection) equal the plain formulas bit
+ *   for bit on batches of 1-300 samples with ties;
  * - the stage on sim targets: the seed card (64 slices, linear, a partition
  *   bit partly above the page) and a generated profile with a table hash:
  *   slices and the hash match the truth (gx_compare: partitions of held-out
@@ -24,6 +27,7 @@
 #include "gpuxray/hash.h"
 #include "gpuxray/profile.h"
 #include "gpuxray/slicepredict.h"
+#include "gpuxray/stats.h"
 #include "gpuxray/target.h"
 #include "infer/infer_util.h"
 #include "infer/slice/slice_fp.h"
@@ -264,6 +268,163 @@ static void test_chi2_quantile(void **state)
     assert_true(fabs(sfp_chi2_quantile(16, 1e-3) - 39.25) < 0.5);
     assert_true(fabs(sfp_chi2_quantile(32, 0.05) - 46.19) < 0.5);
     assert_true(sfp_chi2_quantile(16, 1e-10) > sfp_chi2_quantile(16, 1e-6));
+}
+
+/* The plain formulas the classifier's fast paths stand for (gx_median and
+ * gx_mad per batch, D2 with sigma and the centers recomputed per class, the
+ * chi-square thresholds per decision): results must agree bit for bit. */
+static void ref_add_batch(sfp_model *m, sfp_line *l, int s, const double *x, int n)
+{
+    double med = gx_median(x, (size_t)n), tol = 3.0;
+    if (n >= 3 && gx_mad(x, (size_t)n) * 1.4826 * 5.0 > tol)
+        tol = gx_mad(x, (size_t)n) * 1.4826 * 5.0;
+    if (m->dof >= 20 && 5.0 * sfp_sigma(m) > tol)
+        tol = 5.0 * sfp_sigma(m);
+    double sum = 0, ss = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (fabs(x[i] - med) <= tol) {
+            sum += x[i];
+            k++;
+        }
+    if (k == 0)
+        return;
+    double mean = sum / k;
+    for (int i = 0; i < n; i++)
+        if (fabs(x[i] - med) <= tol)
+            ss += (x[i] - mean) * (x[i] - mean);
+    m->ss += ss;
+    m->dof += k - 1;
+    double tot = (double)l->n[s] + k;
+    l->mean[s] = (l->mean[s] * l->n[s] + sum) / tot;
+    l->n[s] += (uint32_t)k;
+}
+
+static double ref_dist2(const sfp_model *m, const sfp_line *l, int j)
+{
+    const sfp_class *c = &m->cls[j];
+    double v = sfp_sigma(m) * sfp_sigma(m), d2 = 0;
+    for (int s = 0; s < m->S; s++) {
+        if (!l->n[s] || !(c->n[s] > 0))
+            continue;
+        double diff = l->mean[s] - c->sum[s] / c->n[s];
+        d2 += diff * diff / (v * (1.0 / l->n[s] + 1.0 / c->n[s]));
+    }
+    return d2 / m->scale;
+}
+
+static sfp_verdict ref_decide(const sfp_model *m, const sfp_line *l, int *best)
+{
+    *best = -1;
+    if (m->n_classes == 0)
+        return SFP_NEW;
+    double d1 = INFINITY, d2 = INFINITY;
+    for (int j = 0; j < m->n_classes; j++) {
+        double d = ref_dist2(m, l, j);
+        if (d < d1) {
+            d2 = d1;
+            d1 = d;
+            *best = j;
+        } else if (d < d2) {
+            d2 = d;
+        }
+    }
+    double t_acc = sfp_chi2_quantile(m->S, 1e-6), t_new = sfp_chi2_quantile(m->S, 1e-10);
+    if (d1 <= t_acc && d2 >= t_new)
+        return SFP_ASSIGN;
+    return d1 >= t_new ? SFP_NEW : SFP_UNSURE;
+}
+
+static double ref_calibrate(const sfp_model *m, const sfp_line *lines, const int *labels,
+                            size_t n)
+{
+    double v = sfp_sigma(m) * sfp_sigma(m);
+    double *r = malloc(n * (size_t)m->S * sizeof *r);
+    size_t cnt = 0;
+    assert_non_null(r);
+    for (size_t i = 0; i < n; i++) {
+        int j = labels[i];
+        if (j < 0 || j >= m->n_classes || m->cls[j].members < 2)
+            continue;
+        for (int s = 0; s < m->S; s++) {
+            double nl = lines[i].n[s], nc = m->cls[j].n[s];
+            if (!(nl > 0) || !(nc > nl))
+                continue;
+            double diff = lines[i].mean[s] - m->cls[j].sum[s] / nc;
+            r[cnt++] = diff * diff / (v * (1.0 / nl - 1.0 / nc));
+        }
+    }
+    double ratio = cnt >= 64 ? gx_median(r, cnt) / 0.45494 : 1.0;
+    free(r);
+    return ratio;
+}
+
+static void test_classifier_exact(void **state)
+{
+    (void)state;
+    gx_rng rb;
+    gx_rng_seed(&rb, 5);
+    for (int t = 0; t < 3000; t++) {
+        int n = 1 + (int)gx_rng_below(&rb, t < 2000 ? 48 : 600);
+        double x[600], med, mad;
+        for (int k = 0; k < n; k++) {
+            x[k] = 250 + 6 * gx_rng_normal(&rb);
+            if (t % 2)
+                x[k] = floor(x[k]); /* ties */
+            if (gx_rng_below(&rb, 50) == 0)
+                x[k] += 3000;
+        }
+        sfp_batch_median_mad(x, n, &med, &mad);
+        assert_true(med == gx_median(x, (size_t)n));
+        assert_true(mad == (n >= 3 ? gx_mad(x, (size_t)n) : 0));
+    }
+    enum { S = 16, CLASSES = 12, LINES = 300 };
+    gx_rng r;
+    gx_rng_seed(&r, 41);
+    static double skew[CLASSES][S];
+    for (int c = 0; c < CLASSES; c++)
+        for (int s = 0; s < S; s++)
+            skew[c][s] = 250 + 12 * gx_rng_uniform(&r);
+    sfp_model m, ref;
+    assert_int_equal(sfp_init(&m, S, 0.05), GX_OK);
+    assert_int_equal(sfp_init(&ref, S, 0.05), GX_OK);
+    static sfp_line lines[LINES];
+    static int labels[LINES];
+    memset(lines, 0, sizeof lines);
+    for (int i = 0; i < LINES; i++) {
+        int truth = (int)gx_rng_below(&r, CLASSES), reps = 1 + (int)gx_rng_below(&r, 300);
+        if (i % 3 == 0)
+            reps = 1 + (int)gx_rng_below(&r, 40);
+        sfp_line rl;
+        memset(&rl, 0, sizeof rl);
+        double b[300];
+        for (int s = 0; s < S; s++) {
+            synth_batch(&r, skew[truth][s], 4.0, b, reps);
+            for (int k = 0; k < reps && i % 5 == 0; k++)
+                b[k] = floor(b[k]); /* integer cycles: many ties */
+            sfp_line_add_batch(&m, &lines[i], s, b, reps);
+            ref_add_batch(&ref, &rl, s, b, reps);
+        }
+        assert_memory_equal(&lines[i], &rl, sizeof rl);
+        assert_true(m.ss == ref.ss && m.dof == ref.dof);
+        int best = -1, rbest = -1;
+        sfp_verdict v = sfp_decide(&m, &lines[i], &best);
+        assert_int_equal(v, ref_decide(&m, &lines[i], &rbest));
+        assert_int_equal(best, rbest);
+        for (int j = 0; j < m.n_classes; j++)
+            assert_true(sfp_dist2(&m, &lines[i], j) == ref_dist2(&m, &lines[i], j));
+        labels[i] = v == SFP_ASSIGN ? best : v == SFP_NEW ? sfp_class_new(&m, &lines[i]) : -1;
+        if (v == SFP_ASSIGN)
+            sfp_class_add(&m, best, &lines[i]);
+        ref.n_classes = m.n_classes; /* ref only holds the noise pool */
+        if (i % 50 == 49) {
+            double want = ref_calibrate(&m, lines, labels, (size_t)i + 1);
+            assert_true(sfp_calibrate(&m, lines, labels, (size_t)i + 1) == want);
+        }
+    }
+    ref.n_classes = 0;
+    sfp_free(&ref);
+    sfp_free(&m);
 }
 
 /* ---- partitions of a uniform L2 (slice_parts.h) ------------------------------------ */
@@ -665,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_solver_table),
         cmocka_unit_test(test_classifier_synthetic),
         cmocka_unit_test(test_chi2_quantile),
+        cmocka_unit_test(test_classifier_exact),
         cmocka_unit_test(test_parts_synthetic),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_stage_seed_card),

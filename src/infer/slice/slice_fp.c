@@ -15,6 +15,89 @@
 #include "gpuxray/error.h"
 #include "gpuxray/stats.h"
 
+#define SFP_P_ACCEPT 1e-6 /* tail probability of the accept test */
+#define SFP_P_NEW 1e-10   /* tail probability of the new-class test */
+#define SFP_SORT_MAX 512  /* batch samples copied to the stack at most */
+
+/* ---- a batch's median and MAD ------------------------------------------------- */
+
+/* The k-th smallest of a[0..n-1] (k < n, no NaN), moving a[] so that
+ * a[0..k-1] <= a[k] <= a[k+1..n-1] (quickselect, median-of-three pivot). */
+static double select_kth(double *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        size_t mid = lo + (hi - lo) / 2;
+        double x = a[lo], y = a[mid], z = a[hi];
+        double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < p)
+                i++;
+            while (a[j] > p)
+                j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return a[k];
+    }
+    return a[k];
+}
+
+/* gx_median(a, n) bit for bit (n >= 1, no NaN), reordering a[] (scratch). */
+static double median_inplace(double *a, size_t n)
+{
+    double hi = select_kth(a, n, n / 2);
+    if (n % 2)
+        return hi;
+    double lo = a[0];
+    for (size_t i = 1; i < n / 2; i++)
+        lo = a[i] > lo ? a[i] : lo;
+    return 0.5 * (lo + hi);
+}
+
+/* *med = gx_median(x, n), *mad = gx_mad(x, n) (when n >= 3), bit for bit:
+ * two selections in a stack copy instead of three sorted heap copies.
+ * Batches with a NaN or an infinity, or over SFP_SORT_MAX samples, take the
+ * general functions. */
+void sfp_batch_median_mad(const double *x, int n, double *med, double *mad)
+{
+    double c[SFP_SORT_MAX];
+    int plain = n > SFP_SORT_MAX;
+    for (int i = 0; i < n && !plain; i++) {
+        if (!isfinite(x[i]))
+            plain = 1;
+        else
+            c[i] = x[i];
+    }
+    if (plain) {
+        *med = gx_median(x, (size_t)n);
+        *mad = n >= 3 ? gx_mad(x, (size_t)n) : 0;
+        return;
+    }
+    *med = median_inplace(c, (size_t)n);
+    *mad = 0;
+    if (n >= 3) {
+        for (int i = 0; i < n; i++)
+            c[i] = fabs(x[i] - *med);
+        *mad = median_inplace(c, (size_t)n);
+    }
+}
+
+/* ---- the model -------------------------------------------------------------------- */
+
 int sfp_init(sfp_model *m, int S, double sigma_floor)
 {
     memset(m, 0, sizeof *m);
@@ -23,6 +106,9 @@ int sfp_init(sfp_model *m, int S, double sigma_floor)
     m->S = S;
     m->sigma_floor = sigma_floor > 0 ? sigma_floor : 0.05;
     m->scale = 1.0;
+    m->thr_S = S;
+    m->t_acc = sfp_chi2_quantile(S, SFP_P_ACCEPT);
+    m->t_new = sfp_chi2_quantile(S, SFP_P_NEW);
     m->cap = 64;
     m->cls = calloc((size_t)m->cap, sizeof *m->cls);
     return m->cls ? GX_OK : GX_ENOMEM;
@@ -50,10 +136,11 @@ int sfp_line_add_batch(sfp_model *m, sfp_line *l, int s, const double *samples, 
 {
     if (n <= 0 || s < 0 || s >= m->S)
         return 0;
-    double med = gx_median(samples, (size_t)n);
+    double med, mad0;
+    sfp_batch_median_mad(samples, n, &med, &mad0);
     double tol = 3.0;
     if (n >= 3) {
-        double mad = gx_mad(samples, (size_t)n) * 1.4826 * 5.0;
+        double mad = mad0 * 1.4826 * 5.0;
         if (mad > tol)
             tol = mad;
     }
@@ -99,17 +186,66 @@ double sfp_center(const sfp_model *m, int j, int s)
     return c->n[s] > 0 ? c->sum[s] / c->n[s] : NAN;
 }
 
-double sfp_dist2(const sfp_model *m, const sfp_line *l, int j)
+/* D2 of l against class c before the calibration scale; v = sigma^2 and
+ * inv_l[s] = 1.0 / l->n[s]: each term as (l - sum / n)^2 / (v (1 / n_l +
+ * 1 / n)), from the class's cached center and 1 / n. */
+static double dist2_raw(const sfp_model *m, const sfp_line *l, const double *inv_l,
+                        const sfp_class *c, double v)
 {
-    const sfp_class *c = &m->cls[j];
-    double sg = sfp_sigma(m), v = sg * sg, d2 = 0;
+    double d2 = 0;
     for (int s = 0; s < m->S; s++) {
         if (!l->n[s] || !(c->n[s] > 0))
             continue;
-        double diff = l->mean[s] - c->sum[s] / c->n[s];
-        d2 += diff * diff / (v * (1.0 / l->n[s] + 1.0 / c->n[s]));
+        double diff = l->mean[s] - c->center[s];
+        d2 += diff * diff / (v * (inv_l[s] + c->inv_n[s]));
+    }
+    return d2;
+}
+
+/* dist2_raw(...) / scale, or a value >= bound that stands for it once a
+ * partial sum (every 4 slots) reaches the bound: the terms are >= 0 and a
+ * rounded sum of them never decreases, so the whole D2 is >= bound too. */
+static double dist2_bounded(const sfp_model *m, const sfp_line *l, const double *inv_l,
+                            const sfp_class *c, double v, double bound, int line_full)
+{
+    double d2 = 0;
+    if (line_full && c->full) {
+        /* every slot has samples on both sides: the same sum, no tests */
+        for (int s = 0; s < m->S; s++) {
+            double diff = l->mean[s] - c->center[s];
+            d2 += diff * diff / (v * (inv_l[s] + c->inv_n[s]));
+            if ((s & 3) == 3 && d2 / m->scale >= bound)
+                return d2 / m->scale;
+        }
+        return d2 / m->scale;
+    }
+    for (int s = 0; s < m->S; s++) {
+        if (l->n[s] && c->n[s] > 0) {
+            double diff = l->mean[s] - c->center[s];
+            d2 += diff * diff / (v * (inv_l[s] + c->inv_n[s]));
+        }
+        if ((s & 3) == 3 && d2 / m->scale >= bound)
+            return d2 / m->scale;
     }
     return d2 / m->scale;
+}
+
+/* inv_l[s] = 1.0 / l->n[s]; returns 1 when every slot has samples. */
+static int line_inverses(const sfp_model *m, const sfp_line *l, double *inv_l)
+{
+    int full = 1;
+    for (int s = 0; s < m->S; s++) {
+        inv_l[s] = 1.0 / l->n[s];
+        full &= l->n[s] > 0;
+    }
+    return full;
+}
+
+double sfp_dist2(const sfp_model *m, const sfp_line *l, int j)
+{
+    double sg = sfp_sigma(m), inv_l[SFP_MAX_SMS];
+    line_inverses(m, l, inv_l);
+    return dist2_raw(m, l, inv_l, &m->cls[j], sg * sg) / m->scale;
 }
 
 double sfp_line_dist2(const sfp_model *m, const sfp_line *a, const sfp_line *b)
@@ -143,12 +279,12 @@ double sfp_chi2_quantile(int k, double p)
 
 double sfp_accept_threshold(const sfp_model *m)
 {
-    return sfp_chi2_quantile(m->S, 1e-6);
+    return m->thr_S == m->S ? m->t_acc : sfp_chi2_quantile(m->S, SFP_P_ACCEPT);
 }
 
 double sfp_new_threshold(const sfp_model *m)
 {
-    return sfp_chi2_quantile(m->S, 1e-10);
+    return m->thr_S == m->S ? m->t_new : sfp_chi2_quantile(m->S, SFP_P_NEW);
 }
 
 sfp_verdict sfp_decide(const sfp_model *m, const sfp_line *l, int *best)
@@ -157,8 +293,11 @@ sfp_verdict sfp_decide(const sfp_model *m, const sfp_line *l, int *best)
     if (m->n_classes == 0)
         return SFP_NEW;
     double d1 = INFINITY, d2 = INFINITY;
+    double sg = sfp_sigma(m), v = sg * sg, inv_l[SFP_MAX_SMS];
+    int full = line_inverses(m, l, inv_l);
     for (int j = 0; j < m->n_classes; j++) {
-        double d = sfp_dist2(m, l, j);
+        /* a class at or beyond the runner-up changes neither d1 nor d2 */
+        double d = dist2_bounded(m, l, inv_l, &m->cls[j], v, d2, full);
         if (d < d1) {
             d2 = d1;
             d1 = d;
@@ -197,7 +336,12 @@ void sfp_class_add(sfp_model *m, int j, const sfp_line *l)
     for (int s = 0; s < m->S; s++) {
         c->sum[s] += l->mean[s] * l->n[s];
         c->n[s] += l->n[s];
+        c->center[s] = c->sum[s] / c->n[s];
+        c->inv_n[s] = 1.0 / c->n[s];
     }
+    c->full = 1;
+    for (int s = 0; s < m->S; s++)
+        c->full &= c->n[s] > 0;
     c->members++;
 }
 
@@ -225,7 +369,10 @@ double sfp_calibrate(sfp_model *m, const sfp_line *lines, const int *labels, siz
     }
     double ratio = 1.0;
     if (cnt >= 64) {
-        ratio = gx_median(r, cnt) / 0.45494;
+        int nan = 0;
+        for (size_t i = 0; i < cnt && !nan; i++)
+            nan = isnan(r[i]);
+        ratio = (nan ? gx_median(r, cnt) : median_inplace(r, cnt)) / 0.45494;
         m->scale = ratio > 1.0 ? ratio : 1.0;
     }
     free(r);

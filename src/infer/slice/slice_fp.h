@@ -20,7 +20,13 @@
  *   measures the line again, more samples, and retries).
  * - A calibration factor (>= 1) widens the tests when the residuals of
  *   members around their centers exceed what sigma predicts (real GPUs:
- *   quantised, non-gaussian timings). */
+ *   quantised, non-gaussian timings).
+ * - Host cost: a class keeps its centers and 1/n next to its sums and the
+ *   model its two chi-square thresholds, so a decision is one pass over the
+ *   classes' slots (a class is left once its partial D2 reaches the
+ *   runner-up); a batch's median and MAD come from two selections in a
+ *   stack copy. Every value kept is computed by the same operations as the
+ *   plain formulas, so the results are bit-identical to them. */
 #ifndef GPUXRAY_INFER_SLICE_FP_H
 #define GPUXRAY_INFER_SLICE_FP_H
 
@@ -37,6 +43,9 @@ typedef struct sfp_line {
 typedef struct sfp_class {
     double sum[SFP_MAX_SMS];  /* sum of member mean * member n */
     double n[SFP_MAX_SMS];    /* sum of member n */
+    double center[SFP_MAX_SMS]; /* sum / n (kept with them; NAN while n is 0) */
+    double inv_n[SFP_MAX_SMS];  /* 1.0 / n */
+    int full;                   /* n > 0 in every slot */
     uint32_t members;
 } sfp_class;
 
@@ -45,6 +54,8 @@ typedef struct sfp_model {
     double sigma_floor;     /* lower bound of sigma, cycles */
     double ss, dof;         /* pooled within-batch squared deviations, degrees of freedom */
     double scale;           /* calibration factor on D2 (>= 1) */
+    int thr_S;              /* S the two thresholds below were computed for */
+    double t_acc, t_new;    /* sfp_accept_threshold, sfp_new_threshold at thr_S */
     int n_classes, cap;
     sfp_class *cls;
 } sfp_model;
@@ -60,6 +71,9 @@ double sfp_sigma(const sfp_model *m);
 /* Add one batch of n raw samples of SM slot s to line l (robust filter);
  * returns the number kept. */
 int sfp_line_add_batch(sfp_model *m, sfp_line *l, int s, const double *samples, int n);
+/* *med = gx_median(x, n) and *mad = gx_mad(x, n) (0 when n < 3), bit for
+ * bit, at the cost of two selections (n >= 1). */
+void sfp_batch_median_mad(const double *x, int n, double *med, double *mad);
 /* Mean samples per SM slot of a line (its weakest slot). */
 uint32_t sfp_line_min_n(const sfp_model *m, const sfp_line *l);
 /* D2 of line l against class j (divided by the calibration scale). */

@@ -42,11 +42,51 @@ int sp_add_component(gx_slicepred *sp, int *table)
     return sp->n_comp++;
 }
 
-static double table_freq(const gx_slicepred *sp, const int *table, int label)
+/* Label counts of every component table (hist[c] over labels 0..maxl[c]),
+ * built once per identification instead of once per measured line. */
+typedef struct comp_hist {
+    int n;
+    uint32_t **hist;
+    int *maxl;
+} comp_hist;
+
+static void comp_hist_free(comp_hist *h)
 {
-    size_t n = (size_t)1 << sp->hs.k, k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += table[i] == label;
+    for (int c = 0; h->hist && c < h->n; c++)
+        free(h->hist[c]);
+    free(h->hist);
+    free(h->maxl);
+}
+
+static int comp_hist_build(const gx_slicepred *sp, comp_hist *h)
+{
+    size_t nz = (size_t)1 << sp->hs.k;
+    h->n = sp->n_comp;
+    h->hist = calloc(h->n ? (size_t)h->n : 1, sizeof *h->hist);
+    h->maxl = calloc(h->n ? (size_t)h->n : 1, sizeof *h->maxl);
+    if (!h->hist || !h->maxl)
+        return GX_ENOMEM;
+    for (int c = 0; c < h->n; c++) {
+        int mx = -1;
+        for (size_t i = 0; i < nz; i++)
+            mx = sp->comp[c][i] > mx ? sp->comp[c][i] : mx;
+        h->maxl[c] = mx;
+        h->hist[c] = calloc((size_t)(mx + 1) + 1, sizeof **h->hist);
+        if (!h->hist[c])
+            return GX_ENOMEM;
+        for (size_t i = 0; i < nz; i++)
+            if (sp->comp[c][i] >= 0)
+                h->hist[c][sp->comp[c][i]]++;
+    }
+    return GX_OK;
+}
+
+/* Share of component c's table entries holding label (as a count over the
+ * table's size: the value a scan of the table gives). */
+static double table_freq(const gx_slicepred *sp, const comp_hist *h, int c, int label)
+{
+    size_t n = (size_t)1 << sp->hs.k;
+    size_t k = label >= 0 && label <= h->maxl[c] ? h->hist[c][label] : 0;
     return (double)k / (double)n;
 }
 
@@ -88,13 +128,19 @@ int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_l
     pg->z = 0;
     pg->lines_measured = 0;
     size_t ncand = (size_t)sp->n_comp * nz;
-    uint8_t *alive = malloc(ncand ? ncand : 1);
+    /* the candidates (component * nz + z) still alive, in increasing order */
+    uint32_t *alive = malloc((ncand ? ncand : 1) * sizeof *alive);
     uint64_t seen_x[512];
     int seen_l[512];
     size_t n_seen = 0;
-    if (!alive)
+    comp_hist hist = {0, NULL, NULL};
+    if (!alive || comp_hist_build(sp, &hist) != GX_OK) {
+        free(alive);
+        comp_hist_free(&hist);
         return gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
-    memset(alive, 1, ncand);
+    }
+    for (size_t id = 0; id < ncand; id++)
+        alive[id] = (uint32_t)id;
     size_t n_alive = ncand;
     double strength = 1.0;
     int rc = GX_OK;
@@ -118,17 +164,17 @@ int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_l
             uint64_t y = gx_gf2_apply(sp->hs.masks, sp->hs.k, offs[i] - base);
             double fmax = 0;
             for (int c = 0; c < sp->n_comp; c++) {
-                double f = table_freq(sp, sp->comp[c], labs[i]);
+                double f = table_freq(sp, &hist, c, labs[i]);
                 if (f > fmax)
                     fmax = f;
-                for (size_t z = 0; z < nz; z++) {
-                    size_t id = (size_t)c * nz + z;
-                    if (alive[id] && sp->comp[c][y ^ z] != labs[i]) {
-                        alive[id] = 0;
-                        n_alive--;
-                    }
-                }
             }
+            size_t keep = 0;
+            for (size_t q = 0; q < n_alive; q++) {
+                size_t id = alive[q];
+                if (sp->comp[id >> sp->hs.k][y ^ (id & (nz - 1))] == labs[i])
+                    alive[keep++] = (uint32_t)id;
+            }
+            n_alive = keep;
             strength *= fmax;
             seen_x[n_seen] = offs[i] - base;
             seen_l[n_seen++] = labs[i];
@@ -136,11 +182,8 @@ int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_l
     }
     if (rc == GX_OK && n_alive == 1 && pg->lines_measured > 0 &&
         strength * (double)(ncand - 1) <= SP_ID_CHANCE) {
-        for (size_t id = 0; id < ncand; id++)
-            if (alive[id]) {
-                pg->component = (int)(id / nz);
-                pg->z = id % nz;
-            }
+        pg->component = (int)(alive[0] / nz);
+        pg->z = alive[0] % nz;
     } else if (rc == GX_OK && n_alive == 0 && allow_learn &&
                pg->lines_measured + nz <= max_lines) {
         int c = -1;
@@ -159,6 +202,7 @@ int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_l
         }
     }
     free(alive);
+    comp_hist_free(&hist);
     if (rc == GX_OK && pg->component < 0)
         rc = gx_fail(sp->msg, GX_EUNSURE,
                      "slices: page at 0x%llx not identified with %u lines (%zu candidates left)",
