@@ -15,11 +15,16 @@
  *
  * What follows (assumptions: 8-byte PTEs, a fetch of at most one L2 line):
  * the page is at least W / (line / 8) and at most W; a walk of the arena
- * that costs what a walk of the chase window costs (within WALK_SAME) goes
- * as deep into the same page table, so the page is at most the window's
- * page, which is at most the granule (the window maps each granule on its
- * own). When those bounds meet, the page is known; else a range is
- * reported. Report rows only: the profile's page sizes stay the model's. */
+ * that costs at least what a walk of the chase window costs (less
+ * WALK_SAME) reads no fewer levels of the page table, so its page is no
+ * larger than the window's, which is at most the granule (the window maps
+ * each granule on its own). A larger page ends its walk a level higher and
+ * costs a read less; a walk that costs more is no sign of a smaller page
+ * (its page-table lines may come from further away: in a whole discovery
+ * the H200's arena walks cost 583 cycles against the window's 505), and W
+ * bounds the page from below anyway. When the bounds meet, the page is
+ * known; else a range is reported. Report rows only: the profile's page
+ * sizes stay the model's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +39,7 @@
 #define THRASH_STEPS 16384u       /* twice the largest level the generator or an H200 has */
 #define THRASH_GRANULES 17        /* odd: past a 32 MiB reach, consecutive entries */
 #define WALK_FRACTION 0.5         /* of the measured walk: a walk, not a level's hit */
-#define WALK_SAME 0.15            /* relative: the same page-table depth */
+#define WALK_SAME 0.15            /* relative: no read fewer (one read of a walk of five is 20%) */
 #define PTE_BYTES 8
 
 /* The walks of one pass: *n_walk offsets (ascending) into at. */
@@ -113,7 +118,7 @@ int tlb_page(gx_infer *ctx, tlb_meter *m, double walk)
     infer_report_row(ctx, "tlb.walk_bytes", v, how, NAN, 0);
     const uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
     uint64_t lo = w / (line / PTE_BYTES), hi = w;
-    int same_depth = fabs(cost - walk) <= WALK_SAME * walk;
+    int same_depth = cost >= (1 - WALK_SAME) * walk; /* no level fewer than the window's */
     if (same_depth && m->granule < hi)
         hi = m->granule;
     if (lo < 4096)
@@ -125,8 +130,9 @@ int tlb_page(gx_infer *ctx, tlb_meter *m, double walk)
                  infer_fmt_bytes(hi, b, sizeof b));
     snprintf(how, sizeof how, "at least walk bytes / %u PTEs a %u-byte fetch holds; at most %s",
              line / PTE_BYTES, line,
-             same_depth ? "the granule: the walk as deep as the window's, whose granules map alone"
-                        : "the walk bytes (a walk unlike the window's)");
+             same_depth ? "the granule: the walk no shorter than the window's, whose granules "
+                          "map alone"
+                        : "the walk bytes (a walk shorter than the window's)");
     infer_report_row(ctx, "tlb.translation_page", v, how, NAN, 0);
     return GX_OK;
 }
