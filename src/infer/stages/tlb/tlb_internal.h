@@ -69,8 +69,6 @@ int tlb_mean_thrash(tlb_meter *m, uint64_t stride, uint32_t steps, uint32_t thra
 int tlb_classify(tlb_meter *m, uint64_t stride, uint32_t steps, double level_cycles,
                  int *verdict, gx_msg *msg);
 
-#endif
-
 /* ---- one level's geometry (tlb_geometry.c) ---- */
 
 /* Coalesced reach tried up to this: a page-walk cache's non-final entries
@@ -123,3 +121,4 @@ int tlb_clean_cycles(tlb_meter *m, const tlb_geom *g, uint32_t samples, double *
  * level's). Errors are the target's. */
 int tlb_page(struct gx_infer *ctx, tlb_meter *m, double walk);
 
+#endif

@@ -470,11 +470,18 @@ static void report(tlb_state *s)
     if (s->n_lv) {
         int grows = s->walk_far > s->walk_near + TLB_JUMP_CYCLES;
         snprintf(v, sizeof v, "%s", s->walk_near > 0 ? (grows ? "grows" : "flat") : "unknown");
-        snprintf(m, sizeof m,
-                 "first plateau past the last level (the walk?): %.1f cycles at %llu "
-                 "granules apart, %.1f at 1 GiB apart", s->walk_near - s->lv[s->n_lv - 1].cycles,
-                 (unsigned long long)(s->curve_stride / s->granule),
-                 s->walk_far - s->lv[s->n_lv - 1].cycles);
+        if (s->walk_near > 0)
+            snprintf(m, sizeof m,
+                     "first plateau past the last level (the walk?): %.1f cycles at %llu "
+                     "granules apart, %.1f at 1 GiB apart",
+                     s->walk_near - s->lv[s->n_lv - 1].cycles,
+                     (unsigned long long)(s->curve_stride / s->granule),
+                     s->walk_far - s->lv[s->n_lv - 1].cycles);
+        else /* no plateau followed the last level: no walk to compare */
+            snprintf(m, sizeof m, "no plateau past the last level at %llu granules apart; "
+                     "%.1f cycles over it at 1 GiB apart",
+                     (unsigned long long)(s->curve_stride / s->granule),
+                     s->walk_far - s->lv[s->n_lv - 1].cycles);
         /* page-walk caches (or neighbours of one fetch) show as a walk that
          * costs more when the pages walked lie further apart */
         infer_report_row(ctx, "tlb.walk_vs_distance", v, m, NAN, 0);
