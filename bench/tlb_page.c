@@ -34,23 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/parse.h"
 #include "gpuxray/target.h"
 
 #define KiB 1024ULL
 #define MiB (1024ULL * KiB)
 #define GiB (1024ULL * MiB)
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -93,8 +82,11 @@ int main(int argc, char **argv)
             dst = &walk;
         else if (!strcmp(argv[i], "--reps"))
             dst = &reps;
-        if (!dst || i + 1 >= argc || parse_u64(argv[++i], dst))
+        gx_msg pm;
+        if (!dst || i + 1 >= argc ||
+            gx_parse_u64(argv[i], argv[i + 1], 0, UINT64_MAX, GX_NUM_PLAIN, dst, &pm) != GX_OK)
             return usage();
+        i++;
     }
     if (step < 8 || step % 8 || bytes < step || bytes / step > (1u << 20) || !thrash ||
         thrash > GX_XCHASE_MAX_STEPS || sm > UINT32_MAX || !reps || reps > 16)

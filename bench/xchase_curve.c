@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/parse.h"
 #include "gpuxray/target.h"
 
 #define MAX_STEP_LIST 64
@@ -36,16 +37,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+/* A non-negative integer argument (the project's strict parser): 0 or -1. */
+static int u64_arg(const char *s, uint64_t *out)
 {
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end)
-        return -1;
-    *out = v;
-    return 0;
+    gx_msg m;
+    return gx_parse_u64(NULL, s, 0, UINT64_MAX, GX_NUM_PLAIN, out, &m) == GX_OK ? 0 : -1;
 }
 
 static int parse_steps(char *list, uint32_t *steps, int *n)
@@ -53,7 +49,7 @@ static int parse_steps(char *list, uint32_t *steps, int *n)
     *n = 0;
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         uint64_t v;
-        if (*n == MAX_STEP_LIST || parse_u64(tok, &v) || v < 1 || v > GX_XCHASE_MAX_STEPS)
+        if (*n == MAX_STEP_LIST || u64_arg(tok, &v) || v < 1 || v > GX_XCHASE_MAX_STEPS)
             return -1;
         steps[(*n)++] = (uint32_t)v;
     }
@@ -133,20 +129,20 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--target") && i + 1 < argc)
             spec = argv[++i];
         else if (!strcmp(argv[i], "--sm") && i + 1 < argc) {
-            if (parse_u64(argv[++i], &sm) || sm > UINT32_MAX)
+            if (u64_arg(argv[++i], &sm) || sm > UINT32_MAX)
                 return usage();
         } else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
-            if (parse_u64(argv[++i], &samples) || !samples || samples > (1u << 24))
+            if (u64_arg(argv[++i], &samples) || !samples || samples > (1u << 24))
                 return usage();
         } else if (!strcmp(argv[i], "--thrash-sm") && i + 1 < argc) {
-            if (parse_u64(argv[++i], &th.sm) || th.sm > UINT32_MAX)
+            if (u64_arg(argv[++i], &th.sm) || th.sm > UINT32_MAX)
                 return usage();
             th_sm_given = 1;
         } else if (!strcmp(argv[i], "--thrash-steps") && i + 1 < argc) {
-            if (parse_u64(argv[++i], &th.steps) || !th.steps || th.steps > GX_XCHASE_MAX_STEPS)
+            if (u64_arg(argv[++i], &th.steps) || !th.steps || th.steps > GX_XCHASE_MAX_STEPS)
                 return usage();
         } else if (!strcmp(argv[i], "--thrash-stride") && i + 1 < argc) {
-            if (parse_u64(argv[++i], &th_mib) || !th_mib || th_mib > (1u << 20))
+            if (u64_arg(argv[++i], &th_mib) || !th_mib || th_mib > (1u << 20))
                 return usage();
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
             if (parse_steps(argv[++i], steps, &n_steps))
@@ -170,7 +166,7 @@ int main(int argc, char **argv)
     int n_strides = 0;
     for (int i = first; i < argc; i++) {
         uint64_t mib;
-        if (n_strides == 64 || parse_u64(argv[i], &mib) || !mib || mib > (1u << 20))
+        if (n_strides == 64 || u64_arg(argv[i], &mib) || !mib || mib > (1u << 20))
             return usage();
         strides[n_strides++] = mib << 20;
     }
