@@ -213,31 +213,44 @@ static int knee_bytes(tlb_meter *m, double cyc, uint64_t hint_stride, uint32_t h
     return knee_bytes_at(m, cyc, hint_stride, hint_stride, hint_hit, g, msg);
 }
 
-/* Step 2: the smallest reach whose entry count holds at stride 3 x reach. */
-static int find_reach(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+/* The smallest reach r (granule x 2^b up to TLB_MAX_REACH) whose entry
+ * count E holds: HIT_FRACTION x E pages hit at stride hit_mult x r and
+ * MISS_FRACTION x E miss at stride miss_mult x r. E is bytes / r, or with
+ * by_knee bytes / max(r, the knee's stride) (then g->bytes becomes E x r). */
+static int search_reach(tlb_meter *m, double cyc, tlb_geom *g, uint32_t hit_mult,
+                        uint32_t miss_mult, int by_knee, const char *why, gx_msg *msg)
 {
     for (uint64_t r = m->granule; r <= TLB_MAX_REACH; r *= 2) {
-        double e = (double)g->bytes / (double)r;
+        uint64_t per = by_knee && g->knee_stride > r ? g->knee_stride : r;
+        double e = (double)g->bytes / (double)per;
         if (e < 1)
             break;
         uint32_t n1 = (uint32_t)floor(HIT_FRACTION * e), n2 = (uint32_t)ceil(MISS_FRACTION * e);
         if (n2 <= n1)
             n2 = n1 + 1;
         int v1, v2, rc;
-        if ((rc = verdict_at(m, 3 * r, n1, cyc, &v1, msg)) != GX_OK)
+        if ((rc = verdict_at(m, hit_mult * r, n1, cyc, &v1, msg)) != GX_OK)
             return rc;
         if (v1 != TLB_HIT)
             continue;
-        if ((rc = verdict_at(m, 3 * r, n2, cyc, &v2, msg)) != GX_OK)
+        if ((rc = verdict_at(m, miss_mult * r, n2, cyc, &v2, msg)) != GX_OK)
             return rc;
         if (v2 == TLB_MISS) {
             g->reach = r;
+            if (by_knee)
+                g->bytes = (uint64_t)llround(e * (double)r);
             return GX_OK;
         }
     }
-    snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count",
-             (unsigned long long)(TLB_MAX_REACH >> 20));
+    snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count%s",
+             (unsigned long long)(TLB_MAX_REACH >> 20), why);
     return GX_OK;
+}
+
+/* Step 2: the smallest reach whose entry count holds at stride 3 x reach. */
+static int find_reach(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
+{
+    return search_reach(m, cyc, g, 3, 3, 0, "", msg);
 }
 
 /* Step 4 at one stride: the longest chase that hits, bisected in [1, about
@@ -455,29 +468,7 @@ static int clean_miss(tlb_meter *m, tlb_geom *g, gx_msg *msg)
  * capacity in pages no longer changes there), else bytes / r. */
 static int find_reach_pow2(tlb_meter *m, double cyc, tlb_geom *g, gx_msg *msg)
 {
-    for (uint64_t r = m->granule; r <= TLB_MAX_REACH; r *= 2) {
-        double e = (double)g->bytes / (double)(r > g->knee_stride ? r : g->knee_stride);
-        if (e < 1)
-            break;
-        uint32_t n1 = (uint32_t)floor(HIT_FRACTION * e), n2 = (uint32_t)ceil(MISS_FRACTION * e);
-        if (n2 <= n1)
-            n2 = n1 + 1;
-        int v1, v2, rc;
-        if ((rc = verdict_at(m, 2 * r, n1, cyc, &v1, msg)) != GX_OK)
-            return rc;
-        if (v1 != TLB_HIT)
-            continue;
-        if ((rc = verdict_at(m, r, n2, cyc, &v2, msg)) != GX_OK)
-            return rc;
-        if (v2 == TLB_MISS) {
-            g->reach = r;
-            g->bytes = (uint64_t)llround(e * (double)r);
-            return GX_OK;
-        }
-    }
-    snprintf(g->why, sizeof g->why, "no entry reach up to %llu MiB holds its entry count at "
-             "3 or 1-2 x the reach", (unsigned long long)(TLB_MAX_REACH >> 20));
-    return GX_OK;
+    return search_reach(m, cyc, g, 2, 1, 1, " at 3 or 1-2 x the reach", msg);
 }
 
 /* Miss counts of the xor path: chase length -> pages that missed. */
