@@ -15,6 +15,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 t="$(mktemp -d)"
 trap 'rm -rf "$t"' EXIT
 fail=0
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
 if ! "$x" --target "sim:$root/profiles/nvidia-h200-model.json" --bytes 268435456 >"$t/out" 2>"$t/err"
 then
     echo "FAIL: tlb_page on the model: $(cat "$t/err")"
@@ -36,21 +38,11 @@ else
     grep -Eq '^tlb\.translation_page +2 MiB ' "$t/disc.txt" ||
         { echo "FAIL: tlb.translation_page: $(grep translation_page "$t/disc.txt")"; fail=1; }
 fi
-expect() { # expect RC ARGS...: exit status and a message on stderr
-    local want=$1
-    shift
-    "$x" "$@" >/dev/null 2>"$t/err"
-    local rc=$?
-    if [ "$rc" -ne "$want" ] || [ ! -s "$t/err" ]; then
-        echo "FAIL: tlb_page $* -> $rc (want $want, with a message)"
-        fail=1
-    fi
-}
-expect 2 --step 3
-expect 2 --bytes 4 --step 8192
-expect 2 --reps 0
-expect 2 --walk
-expect 2 --bogus 1
-expect 3 --target "sim:$t/missing.json"
+expect_exit 2 "$x" --step 3
+expect_exit 2 "$x" --bytes 4 --step 8192
+expect_exit 2 "$x" --reps 0
+expect_exit 2 "$x" --walk
+expect_exit 2 "$x" --bogus 1
+expect_exit 3 "$x" --target "sim:$t/missing.json"
 [ "$fail" -eq 0 ] && echo "tlb_page: ok"
 exit "$fail"

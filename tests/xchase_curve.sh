@@ -12,6 +12,8 @@ x="$(dirname "$bin")/xchase_curve"
 t="$(mktemp -d)"
 trap 'rm -rf "$t"' EXIT
 fail=0
+# shellcheck source=lib/expect.bash
+. "$(dirname "$0")/lib/expect.bash"
 "$bin" gen-profile --seed 112 --tlb -o "$t/p.json" || { echo "FAIL: gen-profile"; exit 1; }
 if ! "$x" --target "sim:$t/p.json" --steps 4,16384 6 >"$t/c.csv" 2>"$t/err"; then
     echo "FAIL: xchase_curve on sim: $(cat "$t/err")"
@@ -32,25 +34,15 @@ elif ! awk -F, 'NR == 2 && NF == 12 && $10 == 1 && $11 == 64 && $12 == 6291456 {
     echo "FAIL: thrash columns: $(cat "$t/th.csv")"
     fail=1
 fi
-expect() { # expect RC ARGS...: exit status and a message on stderr
-    local want=$1
-    shift
-    "$x" "$@" >/dev/null 2>"$t/err"
-    local rc=$?
-    if [ "$rc" -ne "$want" ] || [ ! -s "$t/err" ]; then
-        echo "FAIL: xchase_curve $* -> $rc (want $want, with a message)"
-        fail=1
-    fi
-}
-expect 2
-expect 2 --steps 0 6
-expect 2 --steps 4,x 6
-expect 2 --sm -1 6
-expect 2 -- 6
-expect 2 6 0
-expect 2 --thrash-sm 1 6
-expect 2 --thrash-sm 0 --thrash-steps 4 --thrash-stride 2 6
-expect 2 --thrash-sm 1 --thrash-steps 0 --thrash-stride 2 6
-expect 3 --target "sim:$t/missing.json" 6
+expect_exit 2 "$x"
+expect_exit 2 "$x" --steps 0 6
+expect_exit 2 "$x" --steps 4,x 6
+expect_exit 2 "$x" --sm -1 6
+expect_exit 2 "$x" -- 6
+expect_exit 2 "$x" 6 0
+expect_exit 2 "$x" --thrash-sm 1 6
+expect_exit 2 "$x" --thrash-sm 0 --thrash-steps 4 --thrash-stride 2 6
+expect_exit 2 "$x" --thrash-sm 1 --thrash-steps 0 --thrash-stride 2 6
+expect_exit 3 "$x" --target "sim:$t/missing.json" 6
 [ "$fail" -eq 0 ] && echo "xchase_curve: ok"
 exit "$fail"
