@@ -3,8 +3,9 @@
  * the class of every line of each of its pages from at most 1% of that
  * page's lines, and compare with full fresh measurements of every line.
  *
- * Usage: hash_loop [--target T] [--pages P] [--seed S] [--line B] [-o F.csv]
- *   T default cuda:0, P default 1 (one 2 MiB region), line default 128.
+ * Usage: hash_loop [--target T] [--pages P] [--seed S] [--line B] [--sms N] [-o F.csv]
+ *   T default cuda:0, P default 1 (one 2 MiB region), line default 128,
+ *   N the SMs of a fingerprint (default 0: the learner's pilot picks 16 or 32).
  *
  * Method: gx_slicepred_learn on a 512 MiB arena (as discovery's slices
  * stage does); a new arena (new allocation, unseen frames); per page:
@@ -29,7 +30,8 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: hash_loop [--target T] [--pages P] [--seed S] [--line B] [-o F.csv]\n");
+    fprintf(stderr, "usage: hash_loop [--target T] [--pages P] [--seed S] [--line B] [--sms N] "
+                    "[-o F.csv]\n");
     return 2;
 }
 
@@ -42,7 +44,7 @@ static int fail(const char *what, const gx_msg *m, int rc)
 int main(int argc, char **argv)
 {
     const char *spec = "cuda:0", *out = NULL;
-    unsigned long pages = 1, line = 128;
+    unsigned long pages = 1, line = 128, sms = 0;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc)
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed") && ((seed = strtoull(v, &end, 10)), !*end))
             ;
         else if (!strcmp(a, "--line") && (line = strtoul(v, &end, 10)) > 0 && !*end)
+            ;
+        else if (!strcmp(a, "--sms") && ((sms = strtoul(v, &end, 10)), !*end) && sms <= 1024)
             ;
         else
             return usage();
@@ -80,6 +84,7 @@ int main(int argc, char **argv)
     gx_slicepred_opts_default(&o);
     o.line_bytes = (uint32_t)line;
     o.seed = seed;
+    o.n_sms = (uint32_t)sms;
     gx_slicepred *sp = NULL;
     if ((rc = gx_slicepred_learn(t, &o, &sp, &m)) != GX_OK)
         return fail("learning", &m, rc);

@@ -49,7 +49,7 @@ typedef struct gx_slicepred_opts {
     uint64_t page_bytes;       /* 0: the target's page size */
     uint64_t region_offset;    /* arena region the learner may use (page aligned) */
     uint64_t region_bytes;     /* 0: from region_offset to the end of the arena */
-    uint32_t n_sms;            /* SMs per fingerprint; 0: 16 or 32 from a pilot (at most sm_count) */
+    uint32_t n_sms;            /* SMs per fingerprint; 0: 16 or 32 from a pilot; at most sm_count and 64 */
     uint32_t reps;             /* reloads per (line, SM) and round; 0: from a pilot */
     uint32_t max_pages;        /* pages the learner samples at most; 0: 256. It stops
                                   earlier, after max(8, 5 x components) pages in a row

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SFP_MAX_SMS 32
+#define SFP_MAX_SMS 64 /* SMs a fingerprint can hold (the default uses up to 32: SP_DEFAULT_SMS) */
 
 typedef struct sfp_line {
     double mean[SFP_MAX_SMS]; /* cycles, per SM slot */

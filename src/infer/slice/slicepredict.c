@@ -148,7 +148,7 @@ static int setup(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out
     sp->obs_hi = pb - 1;
     sp->space = ((pb >= 64 ? ~0ull : (1ull << pb) - 1)) & ~((1ull << lo) - 1);
     sp->sm_count = info->sm_count ? info->sm_count : 1;
-    uint32_t S = sp->o.n_sms ? sp->o.n_sms : SFP_MAX_SMS;
+    uint32_t S = sp->o.n_sms ? sp->o.n_sms : SP_DEFAULT_SMS;
     if (S > SFP_MAX_SMS)
         S = SFP_MAX_SMS;
     if (S > sp->sm_count)

@@ -14,6 +14,8 @@
 #include "slice_fp.h"
 #include "slice_solve.h"
 
+/* SMs of a fingerprint unless the caller asks: the pilot picks 16 or this many */
+#define SP_DEFAULT_SMS 32
 #define SP_MAX_ROUNDS 8      /* measuring rounds before a line stays unsure */
 #define SP_BATCH_LINES 256   /* lines per seq call */
 #define SP_ID_CHANCE 1e-9    /* accepted chance of a wrong page identification */

@@ -569,6 +569,13 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
     infer_data_set(ctx, "ways", "method",
                    json_string("minimal eviction sets reduced from a congruent pool (group "
                                "testing); a set's size is the associativity"));
+    for (int i = 0; i < ctx->n_evsets; i++) { /* each kept set: its target, then its lines */
+        json_t *a = json_array();
+        json_array_append_new(a, json_integer((json_int_t)ctx->evsets[i].target));
+        for (uint32_t j = 0; j < ctx->evsets[i].n; j++)
+            json_array_append_new(a, json_integer((json_int_t)ctx->evsets[i].lines[j]));
+        infer_data_append(ctx, "ways", "evsets", a);
+    }
     infer_data_set(ctx, "ways", "failed", json_integer(run->failed));
     infer_data_set(ctx, "ways", "translated", json_integer(run->translated));
     snprintf(v, sizeof v, "%llu (bar %llu)", (unsigned long long)worst,

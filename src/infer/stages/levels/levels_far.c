@@ -131,6 +131,62 @@ int lv_curve_capacity2(lv_state *s, double c1, double *c2, double *sd)
     return GX_OK;
 }
 
+/* The far delta of isolated far hits as chases see it (the stream's own
+ * terms): a chase that alternates the far region's lines (B: every line of
+ * [0, n lines), each a far hit: n + the A lines exceed the first level and
+ * stay below the combined capacity) with words of a small set of lines A
+ * (each A line's words are visited once per word round, so every A line is
+ * reused long before a recency policy forgets it: near hits), against a
+ * chase over A's words alone. Per step, alternation costs (near + near +
+ * far delta) / 2 and A alone near, so far delta = 2 (alt - A); every far
+ * hit there follows a near hit. Both are means over thousands of steps and
+ * lines (an H200's far deltas are bimodal, ~175 and ~250, and a few hundred
+ * probe pairs put 174-251 at their centre in six runs of one call while the
+ * stream chase stayed within 2.2 cycles); the SM's skew and timing outliers
+ * add to both chases alike and cancel. *alt, *aa = NaN when the arena cannot
+ * hold B and A. */
+static int far_alternation(lv_state *s, size_t n, uint32_t line, double *alt, double *aa)
+{
+    gx_infer *ctx = s->ctx;
+    *alt = *aa = NAN;
+    size_t words = line / 8, na = words ? (n + words - 1) / words : 0;
+    uint64_t abase = (uint64_t)n * line;
+    if (!na || abase + (uint64_t)na * line > ctx->arena_work_bytes)
+        return GX_OK;
+    uint64_t *chain = malloc(2 * n * sizeof *chain), *a = malloc(na * words * sizeof *a);
+    uint64_t *perm = malloc(na * sizeof *perm);
+    int rc = GX_OK;
+    if (!chain || !a || !perm) {
+        rc = gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
+        goto out;
+    }
+    double ya[LV_STREAM_CHASES], yaa[LV_STREAM_CHASES];
+    for (int i = 0; rc == GX_OK && i < LV_STREAM_CHASES; i++) {
+        for (size_t w = 0; w < words; w++) { /* word round w: every A line once */
+            infer_chain_strided(&ctx->rng, abase, line, na, perm);
+            for (size_t j = 0; j < na; j++)
+                a[w * na + j] = perm[j] + 8 * w;
+        }
+        infer_chain_strided(&ctx->rng, 0, line, n, chain + n);
+        for (size_t j = 0; j < n; j++) {
+            chain[2 * j] = chain[n + j];
+            chain[2 * j + 1] = a[j];
+        }
+        rc = infer_chase(ctx, chain, 2 * n, 2, 1, 2 * LV_TIMED_STEPS, 0, &ya[i]);
+        if (rc == GX_OK)
+            rc = infer_chase(ctx, a, na * words, 2, 1, LV_TIMED_STEPS, 0, &yaa[i]);
+    }
+    if (rc == GX_OK) {
+        *alt = gx_median(ya, LV_STREAM_CHASES);
+        *aa = gx_median(yaa, LV_STREAM_CHASES);
+    }
+out:
+    free(chain);
+    free(a);
+    free(perm);
+    return rc;
+}
+
 /* The chase's mean step over the far plateau: median of LV_STREAM_CHASES
  * chases, each over every line of a contiguous region (in a fresh random
  * cyclic order) halfway between the first level and the combined capacity.
@@ -139,20 +195,23 @@ int lv_curve_capacity2(lv_state *s, double c1, double *c2, double *sd)
  * which mixes DRAM misses or near hits into the plateau). Every step is a
  * far hit that follows a far hit, so its excess over the near plateau + the
  * far delta of isolated far hits is the extra cost of far hits back to
- * back (the model's far_stream_extra). *far_delta: the median delta of the
- * chase's next lines (the oldest: all in the far level), probed in pairs
- * after each chase: 3 x 96 far samples where the topology test's random
+ * back (the model's far_stream_extra). *far_delta: from far_alternation
+ * where it agrees with probe pairs, else their median: the deltas of lines
+ * of the far level (see below), probed in pairs after each chase: 3 x 96
+ * far samples where the topology test's random
  * lines at 1.4x the first level give ~35. The chase: 2048 steps per chase,
  * where a 64-load seq stream (its loop leaves gaps a chase does not have)
  * read +6 and +39 on two runs of one chip (it is gone). c1, c2 in lines. *y = NaN when
- * the levels leave no plateau between them. The random stream is restored
+ * the levels leave no plateau between them; *near_y: the near steps of the
+ * alternation's chases when its delta is used (else NaN). The random stream is restored
  * after: later stages draw what they drew without this measurement. */
 int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
-                        double *far_delta)
+                        double *far_delta, double *near_y)
 {
     gx_infer *ctx = s->ctx;
     *y = NAN;
     *far_delta = NAN;
+    *near_y = NAN;
     if (!line || !isfinite(c1) || !isfinite(c2) || c2 < LV_STREAM_MIN_RATIO * c1)
         return GX_OK;
     size_t n = (size_t)(0.5 * (c1 + c2));
@@ -169,23 +228,62 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
     for (int i = 0; rc == GX_OK && i < LV_STREAM_CHASES; i++) {
         infer_chain_strided(&ctx->rng, 0, line, n, chain);
         rc = infer_chase(ctx, chain, n, 2, 1, LV_TIMED_STEPS, 0, &ys[i]);
-        /* isolated far hits of the same lines: the chase's next ones (the
-         * oldest, in the far level) */
-        size_t pos = n > LV_TIMED_STEPS ? LV_TIMED_STEPS : 0;
+        /* isolated far hits of the same lines: lines last touched between
+         * the first level's reach and the region's (c1 + n) / 2 steps ago,
+         * in the far level with room on both sides. The chase's next lines
+         * (the oldest, n steps ago) were probed before: where the hash
+         * fills some sets first they are the first to reach DRAM, whose row
+         * hits on HBM are as fast as far hits and pass the window below (an
+         * H200: a far delta of 219 in one run against 186-191). */
+        size_t pos = (size_t)((2 * (uint64_t)n + LV_TIMED_STEPS) % n);
+        size_t age = (size_t)(0.5 * (c1 + (double)n)) + k / 2;
         for (size_t j = 0; j < k; j++)
-            s->probe[j] = chain[(pos + j) % n];
+            s->probe[j] = chain[(pos + 2 * n - age + j) % n];
         if (rc == GX_OK && (rc = infer_probe_pairs(ctx, s->probe, k, 0, NULL, s->delta)) == GX_OK)
             for (size_t j = 0; j < k; j++)
                 if (s->delta[j] >= s->thr1 && s->delta[j] < hi)
                     fd[nfd++] = s->delta[j];
     }
-    ctx->rng = keep;
     free(chain);
+    double alt = NAN, aa = NAN;
+    if (rc == GX_OK)
+        rc = far_alternation(s, n, line, &alt, &aa);
+    ctx->rng = keep;
     if (rc == GX_OK) {
         *y = gx_median(ys, LV_STREAM_CHASES);
         /* most of them must be far hits, or the footprint was not a plateau */
-        if (nfd >= (size_t)LV_STREAM_CHASES * k / 2 && nfd >= 8)
+        int probes_ok = nfd >= (size_t)LV_STREAM_CHASES * k / 2 && nfd >= 8;
+        double dchase = 2.0 * (alt - aa), pmean = probes_ok ? gx_mean(fd, nfd) : NAN;
+        /* The alternation's B steps are all far hits only where the near
+         * level keeps its recently used lines (LRU-like): a tree PLRU with
+         * A's hot lines in every set spares some B lines, and the chase's
+         * delta falls short of the probe pairs' mean (plru-rand: 220 against
+         * 254). On an H200 (LRU) it stands above it: 229.5-233.2 against
+         * 205-210 in six runs, the stream's own far steps' cost (its chase
+         * minus A's: 231), so there a far hit after a near hit costs what one
+         * after a far hit does, and the extra is the gap between what chases
+         * and probe pairs see of a far hit. Where they disagree, and without
+         * probe pairs to check it by, the probe pairs' median stands, the
+         * reference the model's far_hit and far_stream_extra were fitted to. */
+        if (probes_ok && isfinite(dchase) &&
+            fabs(dchase - pmean) <= LV_ALT_AGREE * pmean) {
+            *far_delta = dchase;
+            *near_y = aa;
+        } else if (probes_ok) {
             *far_delta = gx_median(fd, nfd);
+        }
+        infer_progress(ctx, "levels: isolated far hits: alternating chase %.1f, its near steps %.1f: "
+                       "delta %.1f; probe pairs (%zu) mean %.1f, median %.1f: %s",
+                       alt, aa, dchase, nfd, pmean, probes_ok ? gx_median(fd, nfd) : NAN,
+                       isfinite(*near_y) ? "the chases" : "the probe pairs' median");
+        if (infer_recording(ctx)) {
+            json_t *a = json_array();
+            for (size_t j = 0; j < nfd; j++)
+                json_array_append_new(a, json_real(fd[j]));
+            infer_data_set(ctx, "curve", "far_stream_deltas", a);
+            infer_data_set(ctx, "curve", "far_alternating_chase", infer_json_num(alt));
+            infer_data_set(ctx, "curve", "far_alternating_near", infer_json_num(aa));
+        }
     }
     return rc;
 }

@@ -23,6 +23,9 @@
  * for one: at least this multiple of the first level (below, the footprint
  * halfway between them sits in the transitions at both ends) */
 #define LV_STREAM_MIN_RATIO 1.3
+/* the alternating chase's far delta is used when within this fraction of
+ * the probe pairs' mean (its failure under a PLRU near level: -13%) */
+#define LV_ALT_AGREE 0.08
 #define LV_CAP_PROBES 3072
 #define LV_COLD 40
 #define LV_COLD_ATTEMPTS 3
@@ -87,7 +90,7 @@ int lv_measure_skew(gx_infer *ctx, const uint64_t *lines_at, size_t nlines, lv_s
 int lv_measure_cold(lv_state *s);
 int lv_curve_capacity2(lv_state *s, double c1, double *c2, double *sd);
 int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
-                        double *far_delta);
+                        double *far_delta, double *near_y);
 int lv_far_test(lv_state *s, double cap1, char *why, size_t why_len);
 
 #endif

@@ -385,11 +385,14 @@ static int run_levels(lv_state *s)
      * (line swaps) cost more, as on an H200 (+~40 cycles). */
     ctx->far_stream_extra = NAN;
     if (s->near_far && line) {
-        double ystream = NAN, fdelta = NAN;
+        double ystream = NAN, fdelta = NAN, ynear = NAN;
         if ((rc = lv_far_stream_chase(s, caps[0] / LV_BLOCK_BYTES, caps[1] / LV_BLOCK_BYTES, line,
-                                      &ystream, &fdelta)) != GX_OK)
+                                      &ystream, &fdelta, &ynear)) != GX_OK)
             return rc;
-        double extra = ystream - chase1 - fdelta;
+        /* the near steps as the far delta's own chases saw them, else the
+         * curve's first plateau */
+        double near = isfinite(ynear) ? ynear : chase1;
+        double extra = ystream - near - fdelta;
         /* the far delta itself: these lines are all far hits, where the
          * topology test's at 1.4x a rough first level can mix in DRAM
          * misses (an H200: 186-246 over eight runs, against 186-200 here) */
@@ -401,8 +404,8 @@ static int run_levels(lv_state *s)
         if (isfinite(extra))
             ctx->far_stream_extra = extra > floor_c ? extra : 0.0;
         infer_progress(ctx, "levels: far hits back to back: chase %.1f over the far plateau vs "
-                       "%.1f near + %.0f far delta: extra %.1f",
-                       ystream, chase1, fdelta, extra);
+                       "%.1f near + %.1f far delta: extra %.1f",
+                       ystream, near, fdelta, extra);
     }
     snprintf(ctx->line_how, sizeof ctx->line_how, "%s", lhow);
     record_curve(s, pl, np, caps, line);
