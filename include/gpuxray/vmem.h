@@ -90,9 +90,20 @@ void gx_vmem_entry(gx_vmem *vm, int level, uint64_t va, gx_vmem_pte *e);
 typedef struct gx_vmem_walk {
     uint64_t va, page_bytes;
     int size, final_level;
+    const uint32_t *span_shift; /* the page table's: log2 of the VA a level's entry covers */
 } gx_vmem_walk;
 void gx_vmem_walk_begin(gx_vmem *vm, uint64_t va, gx_vmem_walk *w);
 void gx_vmem_walk_entry(gx_vmem *vm, const gx_vmem_walk *w, int level, gx_vmem_pte *e);
+/* 1 when w's entry at level is known a table entry without looking (the
+ * page is mapped and ends below level), its key (gx_vmem_walk_entry's) in
+ * *key: what a page-walk cache probe needs, without the entry's address. */
+static inline int gx_vmem_walk_table_key(const gx_vmem_walk *w, int level, uint64_t *key)
+{
+    if (w->size < 0 || level >= w->final_level)
+        return 0;
+    *key = (w->va >> w->span_shift[level]) << 6 | (uint64_t)level;
+    return 1;
+}
 /* The entries of the aligned fetch_bytes block holding e (e's table;
  * returns their number, at most GX_VMEM_MAX_FETCH; out[] in address order). */
 int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t fetch_bytes,

@@ -144,13 +144,29 @@ void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesce
 void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read, int fault,
                         uint64_t real)
 {
-    uint64_t predicted = gx_coalescer_predict(c, sm);
-    if (tlb_hit)
-        gx_coalescer_train_neighbour(c, sm, 0);
-    else if (leaf_read)
-        gx_coalescer_train_neighbour(c, sm, 1);
-    if (!fault)
-        (void)gx_coalescer_train_size(c, sm, predicted, real);
+    /* gx_coalescer_predict, train_neighbour, train_size and count with the
+     * SM's counters found once */
+    const uint32_t k = sm < c->sms ? sm : sm % c->sms;
+    uint32_t *const sz = &c->size_ctr[k], *const nb = &c->nb_ctr[k];
+    const uint64_t predicted = *sz >= c->size_half ? c->large : c->small;
+    if (tlb_hit) {
+        if (*nb)
+            (*nb)--;
+    } else if (leaf_read) {
+        if (*nb < c->nb_max)
+            (*nb)++;
+    }
+    if (!fault) {
+        if (real >= c->large) {
+            if (*sz < c->size_max)
+                (*sz)++;
+        } else if (*sz) {
+            (*sz)--;
+        }
+        c->st.size_predictions++;
+        c->st.size_mispredictions +=
+            (uint64_t)(gx_coalescer_granule(c, predicted) != gx_coalescer_granule(c, real));
+    }
     gx_coalescer_count(c, 1, 1, 0);
 }
 

@@ -284,6 +284,7 @@ void gx_vmem_walk_begin(gx_vmem *vm, uint64_t va, gx_vmem_walk *w)
     w->page_bytes = gx_vmem_page(vm, va, &base);
     w->size = w->page_bytes ? size_index(&vm->pt, w->page_bytes) : -1;
     w->final_level = w->size >= 0 ? vm->pt.final_level[w->size] : -1;
+    w->span_shift = vm->pt.span_shift;
 }
 
 void gx_vmem_walk_entry(gx_vmem *vm, const gx_vmem_walk *w, int level, gx_vmem_pte *e)

@@ -245,11 +245,21 @@ static void evict_n(gx_fablock *c, uint32_t e)
             seg_del(c, t);
             continue;
         }
-        uint64_t m = c->segs[t].mask;
+        uint64_t m = c->segs[t].mask; /* e < its keys <= 64: its e lowest bits go */
         c->segs[t].keys -= e;
-        for (; e; e--)
-            m &= m - 1; /* its least recent key */
+        while (e) { /* a run of adjacent bits at a time */
+            const uint64_t low = m & (0 - m);
+            const uint64_t run = (m ^ (m + low)) & m; /* the lowest run of bits */
+            const uint64_t ones = run >> __builtin_ctzll(m); /* 2^len - 1 */
+            if (ones >> (e - 1) & 1) { /* len >= e (e <= 63) */
+                m &= ~((low << e) - 1);
+                break;
+            }
+            m &= ~run;
+            e -= (uint32_t)__builtin_ctzll(~ones); /* len < e */
+        }
         c->segs[t].mask = m;
+        break;
     }
 }
 

@@ -209,13 +209,18 @@ static double admit(gx_walker *w, double t)
     return start;
 }
 
-static int probe(gx_pwc *p, const gx_vmem_pte *e)
+static int probe_key(gx_pwc *p, uint64_t key)
 {
     if (p->fb)
-        return gx_fablock_probe(p->fb, e->key);
+        return gx_fablock_probe(p->fb, key);
     if (p->fa)
-        return gx_facache_probe(p->fa, e->key);
-    return gx_cache_access(p->c, (e->key >> 6) % p->sets, e->key, 0, 0, NULL) == GX_CACHE_HIT;
+        return gx_facache_probe(p->fa, key);
+    return gx_cache_access(p->c, (key >> 6) % p->sets, key, 0, 0, NULL) == GX_CACHE_HIT;
+}
+
+static int probe(gx_pwc *p, const gx_vmem_pte *e)
+{
+    return probe_key(p, e->key);
 }
 
 static void insert(gx_pwc *p, const gx_vmem_pte *e)
@@ -343,16 +348,26 @@ static void take_neighbours(gx_walker *w, int level, const gx_vmem_pte *e, gx_wa
 static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx_walk *out)
 {
     gx_vmem_pte e;
-    gx_vmem_walk_entry(w->vm, vw, level, &e);
-    int last = level + 1 == w->levels;
+    int last = level + 1 == w->levels, have = 0;
     /* A cached entry counts only while the page table still has that kind
      * of entry there: a MAP without an INV after it can leave an entry of
      * the old table behind (a pointer where a final entry now is, or the
      * reverse), which the model takes as a miss. Without remapping the
-     * kind always matches (an entry is cached only as what it is). */
+     * kind always matches (an entry is cached only as what it is). A
+     * table entry's probe needs only its key: the entry itself is looked
+     * at after a miss. */
     if (w->has_pwc && !last) {
         w->st.pwc_accesses++;
-        if (e.kind == GX_PTE_TABLE && probe(&w->pwc, &e)) {
+        uint64_t key;
+        int hit;
+        if (gx_vmem_walk_table_key(vw, level, &key)) {
+            hit = probe_key(&w->pwc, key);
+        } else {
+            gx_vmem_walk_entry(w->vm, vw, level, &e);
+            have = 1;
+            hit = e.kind == GX_PTE_TABLE && probe(&w->pwc, &e);
+        }
+        if (hit) {
             w->st.pwc_hits++;
             w->st.pwc_hits_by_level[level]++;
             out->walk_cycles += w->pwc.lat;
@@ -360,6 +375,8 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
         }
         w->st.pwc_misses++;
     }
+    if (!have)
+        gx_vmem_walk_entry(w->vm, vw, level, &e);
     if (w->has_npwc && (w->can_final >> level & 1u)) {
         w->st.pwc2_accesses++;
         if (e.kind == GX_PTE_FINAL && probe(&w->npwc, &e)) {
