@@ -240,9 +240,11 @@ static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64
  * Measured (callgrind, whole `gpuxray sim` process, 1 M 4-byte reads on
  * seed-ampere-6mb, instructions an access): random 64 MiB 330 -> 246,
  * random 1 MiB 276 -> 198, stream 83 -> 68; docs/performance.md ("The
- * single-thread loop"). */
-uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
-                        size_t n, gx_l2_tally *t)
+ * single-thread loop"). lw (NULL: located here): the entries' location
+ * words, found before by gx_l2_locate_words (a split run's calling thread
+ * locates to route, so the worker does not hash again). */
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
+                        const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const int ref = ssh == 5 && lsh == 7 && smk == 3;
@@ -296,11 +298,14 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
         const uint64_t *const bp = pa + b0;
         const uint32_t *const bm = sm + b0;
         const uint32_t *const br = rep ? rep + b0 : NULL;
-        for (size_t j = 0; j < bn; j++) {
-            uint32_t s, k;
-            locate_s(l2, bp[j], &s, &k, 1);
-            loc[j] = (uint64_t)s << 32 | (s * sps + k);
-        }
+        if (lw) /* located by the caller (gx_l2_locate_words) */
+            memcpy(loc, lw + b0, bn * sizeof *loc);
+        else
+            for (size_t j = 0; j < bn; j++) {
+                uint32_t s, k;
+                locate_s(l2, bp[j], &s, &k, 1);
+                loc[j] = (uint64_t)s << 32 | (s * sps + k);
+            }
         rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
                    : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
         if (counting) {
@@ -380,4 +385,29 @@ int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra)
     return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
            (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS &&
            (run_lat_for(l2, top, plus, extra) || build_run_lat(l2, top, plus, extra) == GX_OK);
+}
+
+/* The words of RUN_LOC_SET / RUN_LOC_SLICE (gx_l2_locate_words' contract:
+ * the set within the cache, the home slice; l2.h). */
+int gx_l2_words_hold_sets(const gx_l2 *l2)
+{
+    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX;
+}
+
+void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, uint64_t *w, size_t n)
+{
+    if (gx_l2_words_hold_sets(l2)) {
+        const uint32_t sps = l2->sps;
+        for (size_t j = 0; j < n; j++) {
+            uint32_t s, k;
+            locate_s(l2, pa[j], &s, &k, 1);
+            w[j] = (uint64_t)s << 32 | (s * sps + k);
+        }
+        return;
+    }
+    for (size_t j = 0; j < n; j++) { /* the slice only: gx_l2_run_located relocates */
+        gx_l2_loc loc;
+        gx_l2_locate(l2, pa[j], &loc);
+        w[j] = (uint64_t)loc.slice << 32;
+    }
 }
