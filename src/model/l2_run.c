@@ -81,10 +81,18 @@ static int build_run_lat(gx_l2 *l2, uint64_t top, int plus, double extra)
 #define RUN_LAT_MAX_ROWS (1u << 18)
 
 /* A block's location word per entry: set (s * sps + k) in bits 0-31, home
- * slice in bits 32-61, and once looked up the outcome (or RUN_REPEAT) in
- * bits 62-63 (gx_l2_run_fast checks that sets fit 32 bits; slices are <= 1024). */
+ * slice in bits 32-41, the entry's row of l2->rlat (sm * slices + slice) in
+ * bits 42-59, and once looked up the outcome (or RUN_REPEAT) in bits 62-63
+ * (gx_l2_run_fast_ready checks that sets fit 32 bits and rows 18; slices
+ * are <= 1024, a profile rule). RUN_LOC_ROW4: 4 * row, the row's first
+ * entry (its outcomes follow). */
 #define RUN_LOC_SET(x) ((uint32_t)(x))
-#define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3fffffffu)
+#define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3ffu)
+#define RUN_LOC_ROW4(x) ((uint32_t)((x) >> 40) & (0x3ffffu << 2))
+/* The word of set s * sps + k, slice s, SM sm: sm * RUN_LOC_SMK(slices) +
+ * s * RUN_LOC_SK(sps) + k (no carries: each field within its bits) */
+#define RUN_LOC_SMK(slices) ((uint64_t)(slices) << 42)
+#define RUN_LOC_SK(sps) (((uint64_t)1 << 42) + ((uint64_t)1 << 32) + (sps))
 #define RUN_LOC_OUT_SHIFT 62
 
 /* The policy's constants for run_lookup16, in the caller's locals: keep /
@@ -271,6 +279,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
     uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
     uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
+    const uint64_t lsmk = RUN_LOC_SMK(slices), lsk = RUN_LOC_SK(sps);
     /* the counting mode: accesses per entry in l2->rcnt, the entries that
      * went from 0 in dirty[], in the order of their first access */
     const int counting = l2->rdirect == 0;
@@ -304,7 +313,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
             for (size_t j = 0; j < bn; j++) {
                 uint32_t s, k;
                 locate_s(l2, bp[j], &s, &k, 1);
-                loc[j] = (uint64_t)s << 32 | (s * sps + k);
+                loc[j] = bm[j] * lsmk + s * lsk + k;
             }
         rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
                    : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
@@ -317,7 +326,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
             for (size_t j = 0; j < bn; j++) {
                 const uint64_t x = loc[j];
                 const uint32_t o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
-                const uint32_t i = 4 * (bm[j] * slices + RUN_LOC_SLICE(x));
+                const uint32_t i = RUN_LOC_ROW4(x);
                 const uint64_t nrep = br ? br[j] : 0;
                 if (!cnt[i + o]++)
                     dirty[nd++] = i + o;
@@ -334,7 +343,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
             /* a repeat's location is the access before's (the same sector) */
             const uint64_t x = loc[j];
             const uint32_t s = RUN_LOC_SLICE(x), o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
-            const run_lat *const e = &rl[4 * ((size_t)bm[j] * slices + s)];
+            const run_lat *const e = &rl[RUN_LOC_ROW4(x)];
             const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
             total.v += e[o].inc.v;
             lo = e[o].lat < lo ? e[o].lat : lo;
@@ -382,8 +391,7 @@ int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra)
 {
     /* sets numbered in 32 bits (RUN_LOC_SET), a table of bounded size
      * (entries numbered in 32 bits), built for the tally's bins */
-    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
-           (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS &&
+    return gx_l2_words_hold_sets(l2) &&
            (run_lat_for(l2, top, plus, extra) || build_run_lat(l2, top, plus, extra) == GX_OK);
 }
 
@@ -391,17 +399,19 @@ int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra)
  * the set within the cache, the home slice; l2.h). */
 int gx_l2_words_hold_sets(const gx_l2 *l2)
 {
-    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX;
+    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX && l2->slices <= 1024 &&
+           (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS;
 }
 
-void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, uint64_t *w, size_t n)
+void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, uint64_t *w,
+                        size_t n)
 {
     if (gx_l2_words_hold_sets(l2)) {
-        const uint32_t sps = l2->sps;
+        const uint64_t smk = RUN_LOC_SMK(l2->slices), sk = RUN_LOC_SK(l2->sps);
         for (size_t j = 0; j < n; j++) {
             uint32_t s, k;
             locate_s(l2, pa[j], &s, &k, 1);
-            w[j] = (uint64_t)s << 32 | (s * sps + k);
+            w[j] = sm[j] * smk + s * sk + k;
         }
         return;
     }

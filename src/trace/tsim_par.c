@@ -330,7 +330,7 @@ static inline int put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep)
     }
     const uint64_t pa = frame_pa(e, addr);
     uint64_t lw;
-    gx_l2_locate_words(e->l2, &pa, &lw, 1);
+    gx_l2_locate_words(e->l2, &pa, &sm, &lw, 1);
     const uint8_t o = e->owner[gx_l2_word_slice(lw)];
     e->acc_index += 1 + (uint64_t)rep;
     if (o == NOT_MINE)

@@ -132,7 +132,7 @@ static void route_cols(gx_tsim *s, const gx_trace_cols *c)
                (a[k] & smask) + size[i + k] <= sec)
             k++;
         place_chunk(e, a, pa, k);
-        gx_l2_locate_words(e->l2, pa, lw, k);
+        gx_l2_locate_words(e->l2, pa, csm + i, lw, k);
         uint64_t reps = 0;
         for (size_t q = 0; q < k; q++) {
             par_cols *pc = &b->cols[owner[gx_l2_word_slice(lw[q])]];
@@ -182,8 +182,8 @@ static void placed_cols(gx_tsim *s, const gx_trace_cols *c)
         uint64_t *const pa = wc->pa + at, *const lw = wc->lw + at;
         uint32_t *const sm = wc->sm + at, *const rep = wc->rep + at;
         place_chunk(e, addr + i, pa, k);
-        gx_l2_locate_words(e->l2, pa, lw, k);
         memcpy(sm, csm + i, k * sizeof *sm);
+        gx_l2_locate_words(e->l2, pa, sm, lw, k);
         memcpy(rep, crep + i, k * sizeof *rep);
         wc->n = at + (uint32_t)k; /* (acc_index: read by spans across shards only) */
         i += k;
