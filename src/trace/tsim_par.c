@@ -496,6 +496,15 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     return start_workers(s, p, msg); /* on failure gx_tsim_free stops what started */
 }
 
+void gx_tsim_par_slow_input(gx_tsim *s)
+{
+    struct gx_tsim_par *e = s->par;
+    if (!e || !e->placed || e->filled || e->acc_index || e->cur->n || e->cur->cols[0].n)
+        return;
+    e->placed = 0; /* the worker's memory system places the frames (trace order) */
+    e->pipe = 1;
+}
+
 uint32_t gx_tsim_par_threads(const gx_tsim *s)
 {
     return s->par ? s->par->nw : s->ext ? s->ext->threads : 0;
