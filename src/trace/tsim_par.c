@@ -12,13 +12,18 @@
  *   over (no spinning, which would steal the core of a machine with fewer
  *   cores than threads).
  * - A batch holds, per worker, its one-sector entries as columns (physical
- *   address, SM, repeats: what gx_l2_run takes, so a worker runs the same
- *   specialised loop as one thread) and marks where a sector of a wider
- *   access falls in among them (those sectors are items, in trace order).
- * - One worker of one shard (`--threads 2`) is a pipeline: the calling
- *   thread only decodes and hands over virtual addresses; the worker's
- *   memory system places the frames and runs everything (gx_memsys_run_off),
- *   seeing the whole trace in order as one thread's would.
+ *   address, location word, SM, repeats: what gx_l2_run_located takes, so a
+ *   worker runs the same specialised loop as one thread without hashing
+ *   again) and marks where a sector of a wider access falls in among them
+ *   (those sectors are items, in trace order).
+ * - One worker of one shard (`--threads 2`) is "placed" on the L2's
+ *   specialised path: the calling thread decodes, places and locates, the
+ *   worker looks up and counts (the two about even for binary input). With
+ *   slow input (text, Accel-Sim: gx_tsim_par_slow_input) or another L2 it
+ *   is a pipeline: the calling thread only decodes and hands over virtual
+ *   addresses; the worker's memory system places the frames and runs
+ *   everything (gx_memsys_run_off), seeing the whole trace in order as one
+ *   thread's would. The column paths: tsim_par_cols.c.
  * - Each worker has its own copy of the L2 (its statistics, its sets: it
  *   touches only its groups'), so no two threads write the same memory but
  *   a batch's per-access slots (part[]).

@@ -2,12 +2,15 @@
  * tsim_par.c): the reader's column batches handed to the workers. A
  * pipeline copies virtual addresses; otherwise the calling thread places
  * the frames of a chunk of one-sector entries (trace order), locates them
- * in one pass (gx_l2_locate_words: the words carry the set too, so a
- * worker does not hash again) and routes each to its slice group's worker.
+ * in one pass (gx_l2_locate_words: the words carry the set and the latency
+ * table's row too, so a worker does not hash again) and routes each to its
+ * slice group's worker; one worker (placed) takes them all, written
+ * straight into its columns.
  *
- * Models: the same as tsim.c, sector for sector (tsim_par.c's notes);
- * which groups the calling thread runs itself in a split run changes only
- * the speed (every statistic is a sum, a minimum or a maximum). */
+ * Models: the same as tsim.c, sector for sector (tsim_par.c's notes): the
+ * frames placed in trace order by one memory system, each sector's L2
+ * accesses in trace order in its group's worker. Measured:
+ * docs/performance.md ("Splitting a run"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +19,8 @@
 /* One-sector entries placed and located at a time (8 KiB of each column:
  * they stay in the host's L1 between the passes). */
 #define ROUTE_CHUNK 512
-/* The same for a split run, straight into the worker's columns (32 KiB) */
+/* The same for a placed run, straight into the worker's columns (16 KiB
+ * of addresses) */
 #define SPLIT_CHUNK 2048
 
 /* One column entry the straight loops leave: a record off the L2, an SM
