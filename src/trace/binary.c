@@ -329,6 +329,16 @@ static const struct v2_tables {
     uint64_t len[256], mask[256], inc[256];
 } v2_tab = {V2_T256(V2_TL), V2_T256(V2_TM), V2_T256(V2_TI)};
 
+/* v2_sm_run's header table: 3 + L (the record's bytes: header, SM key,
+ * L address bytes, SM) for a header of an SM-change candidate (extension
+ * bit, L <= 8, a global op), 0 for any other; and the L bytes' masks. */
+#define V2_SXL(h) \
+    ((uint8_t)(((h) & V2_X) && ((h) & 15) <= 8 && ((h) >> 5) <= GX_TRACE_ATOMIC ? ((h) & 15) + 3 : 0))
+static const uint8_t v2_smx_len[256] = V2_T256(V2_SXL);
+static const uint64_t v2_len_mask[9] = {V2_MASK_L(0), V2_MASK_L(1), V2_MASK_L(2),
+                                        V2_MASK_L(3), V2_MASK_L(4), V2_MASK_L(5),
+                                        V2_MASK_L(6), V2_MASK_L(7), V2_MASK_L(8)};
+
 /* The state of one run of fast records (one template: SM, size) in the
  * column loop. Merging: entry k - 1 is of this run and within one merge
  * block at mbase when addr - mbase < mlim (mlim = fit1 = the block's bytes
@@ -469,10 +479,14 @@ static void v2_sm_run(const gx_trace_reader *r, gx_trace_cols *c, const unsigned
     uint32_t *const cs = c->sm, *const cr = c->rep;
     uint16_t *const cz = c->size;
     uint8_t *const co = c->op;
-    while (k < max && end - p >= GX_V2_MAX_RECORD) {
-        const unsigned h = p[0], len = h & 15u, o = h >> 5;
-        if ((h & V2_X) == 0 || len > 8 || o > GX_TRACE_ATOMIC || p[1] != V2_E_SM)
+    if (end - p < GX_V2_MAX_RECORD)
+        return;
+    const unsigned char *const plim = end - (GX_V2_MAX_RECORD - 1); /* p < plim: 64 bytes left */
+    while (k < max && p < plim) {
+        const unsigned h = p[0], rl = v2_smx_len[h];
+        if (!rl || p[1] != V2_E_SM)
             break;
+        const unsigned len = rl - 3, o = h >> 5;
         const unsigned nsm = p[2 + len];
         if (nsm >= smlim)
             break;
@@ -481,14 +495,13 @@ static void v2_sm_run(const gx_trace_reader *r, gx_trace_cols *c, const unsigned
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         z = __builtin_bswap64(z);
 #endif
-        z &= len < 8 ? ((uint64_t)1 << (8 * len)) - 1 : UINT64_MAX;
-        const uint64_t a = addr + unzigzag(z);
+        const uint64_t a = addr + unzigzag(z & v2_len_mask[len]);
         if (a > wrap) /* its last byte past 2^64 - 1: the slow path names it */
             break;
         addr = a;
         sm = nsm;
         op = o;
-        p += 3 + len;
+        p += rl;
         recs++;
         ops[o]++;
         if (fold && k) {
