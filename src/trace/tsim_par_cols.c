@@ -103,6 +103,39 @@ static void place_chunk(struct gx_tsim_par *e, const uint64_t *va, uint64_t *pa,
     }
 }
 
+/* The one-sector global entries at the start of va[0 .. lim) (op, SM
+ * below smc, within one sector) placed into pa, in one pass with their
+ * scan; returns how many. */
+static size_t scan_place(struct gx_tsim_par *e, const uint64_t *va, const uint8_t *op,
+                         const uint32_t *sm, const uint16_t *size, uint32_t smc, size_t lim,
+                         uint64_t *pa)
+{
+    const uint64_t smask = e->sector_mask, sec = smask + 1;
+    const uint32_t sh = e->frame_shift;
+    size_t k = 0;
+    if (!sh) {
+        for (; k < lim && op[k] <= GX_TRACE_ATOMIC && sm[k] < smc && (va[k] & smask) + size[k] <= sec;
+             k++)
+            pa[k] = gx_vmem_pa(e->vm, va[k]);
+        return k;
+    }
+    const uint64_t om = ((uint64_t)1 << sh) - 1;
+    uint64_t *const mv = e->memo_vfn, *const mf = e->memo_frame;
+    for (; k < lim; k++) {
+        const uint64_t v = va[k];
+        if (op[k] > GX_TRACE_ATOMIC || sm[k] >= smc || (v & smask) + size[k] > sec)
+            break;
+        const uint64_t vfn = v >> sh;
+        const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
+        if (__builtin_expect(mv[j] != vfn, 0)) {
+            mv[j] = vfn;
+            mf[j] = gx_vmem_pa(e->vm, v) & ~om;
+        }
+        pa[k] = mf[j] | (v & om);
+    }
+    return k;
+}
+
 /* One-sector global entries of a column batch placed, located and
  * routed a chunk at a time (each worker's columns with room for the whole
  * chunk); the rest one by one. One shard: every group is a worker's. */
@@ -161,7 +194,6 @@ static void placed_cols(gx_tsim *s, const gx_trace_cols *c)
 {
     struct gx_tsim_par *e = s->par;
     const uint32_t smc = s->sm_count;
-    const uint64_t smask = e->sector_mask, sec = smask + 1;
     const uint64_t *addr = c->addr;
     const uint32_t *csm = c->sm, *crep = c->rep;
     const uint16_t *size = c->size;
@@ -178,14 +210,10 @@ static void placed_cols(gx_tsim *s, const gx_trace_cols *c)
         }
         size_t lim = n - i < room ? n - i : room;
         lim = lim < SPLIT_CHUNK ? lim : SPLIT_CHUNK;
-        size_t k = 0;
-        while (k < lim && op[i + k] <= GX_TRACE_ATOMIC && csm[i + k] < smc &&
-               (addr[i + k] & smask) + size[i + k] <= sec)
-            k++;
         const uint32_t at = wc->n;
         uint64_t *const pa = wc->pa + at, *const lw = wc->lw + at;
         uint32_t *const sm = wc->sm + at, *const rep = wc->rep + at;
-        place_chunk(e, addr + i, pa, k);
+        const size_t k = scan_place(e, addr + i, op + i, csm + i, size + i, smc, lim, pa);
         memcpy(sm, csm + i, k * sizeof *sm);
         gx_l2_locate_words(e->l2, pa, sm, lw, k);
         memcpy(rep, crep + i, k * sizeof *rep);
