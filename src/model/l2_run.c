@@ -228,7 +228,8 @@ static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64
  * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
  * passes, each with few live values (one loop holding everything spilled
  * the policy's rng state on every victim):
- * - locate: set and slice of each entry (hashed once, as gx_l2_locate);
+ * - locate: set, slice and latency-table row of each entry (hashed once,
+ *   as gx_l2_locate; or the caller's words, gx_l2_locate_words);
  * - lookups in order (run_lookups_s). An access to the sector of the
  *   access just before it (no L2 access between them) is a repeat: it
  *   finds the line in the same way with the sector present (the previous
