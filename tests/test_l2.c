@@ -398,7 +398,8 @@ static void test_bad_profile(void **state)
     gx_profile_free(p);
 }
 
-/* The batch run (gx_l2_run) against gx_l2_access one access at a time on
+/* The batch run (gx_l2_run, and gx_l2_run_located on every other chunk of
+ * the first runs) against gx_l2_access one access at a time on
  * the seed card, for the specialised path (plru-rand, plru, plru-rand:1)
  * and the general one (lru), skew on and off: the same statistics and
  * tallies bit for bit, over runs that cross its blocks, repeats (rep[] and
@@ -489,7 +490,18 @@ static void run_vs_access(const char *policy, int skew, uint32_t sms)
     size_t at = 0;
     for (size_t c = 0; at < N / 2; c++) {
         size_t k = chunks[c % 8] < N / 2 - at ? chunks[c % 8] : N / 2 - at;
-        gx_l2_run(a, pa + at, sm + at, rep + at, k, &ta);
+        if (c & 1) { /* located first (by the other L2 of the same profile) */
+            static uint64_t lw[N];
+            gx_l2_locate_words(b, pa + at, sm + at, lw, k);
+            for (size_t q = 0; q < k; q++) {
+                gx_l2_loc loc;
+                gx_l2_locate(b, pa[at + q], &loc);
+                assert_int_equal(gx_l2_word_slice(lw[q]), loc.slice);
+            }
+            gx_l2_run_located(a, pa + at, lw, sm + at, rep + at, k, &ta);
+        } else {
+            gx_l2_run(a, pa + at, sm + at, rep + at, k, &ta);
+        }
         run_ref(b, pa + at, sm + at, rep + at, k, &tb);
         at += k;
     }

@@ -104,6 +104,25 @@ static inline void gx_l2_tally_add(gx_l2_tally *t, double lat)
  * policy's hit update is idempotent) change no result. */
 void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep, size_t n,
                gx_l2_tally *t);
+/* Location words, for a client that routes entries by home slice before
+ * running them (a split run, tsim_par.c): w[i] for pa[i] from SM sm[i]
+ * (< sm_count), its home slice
+ * gx_l2_word_slice(w[i]) (the same as gx_l2_locate's) and, on the L2's
+ * specialised path, the set it runs in, so gx_l2_run_located does not hash
+ * again. */
+void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, uint64_t *w,
+                        size_t n);
+/* 1 when the words hold the sets too (the specialised path: routing by
+ * them costs the worker no second hash). */
+int gx_l2_words_hold_sets(const gx_l2 *l2);
+static inline uint32_t gx_l2_word_slice(uint64_t w)
+{
+    return (uint32_t)(w >> 32) & 0x3ffu; /* slices <= 1024 (a profile rule) */
+}
+/* gx_l2_run of entries located by gx_l2_locate_words (lw[i] for pa[i], from
+ * an L2 of the same profile): the same model, the same results. */
+void gx_l2_run_located(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
+                       const uint32_t *rep, size_t n, gx_l2_tally *t);
 /* gx_l2_run (no repeats) whose accesses each come after a translation of
  * extra cycles: every latency lat goes into t as extra + lat (the sum the
  * translated path forms, memsys.c); the L2's own model is gx_l2_run's. */

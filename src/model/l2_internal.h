@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint
 int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra);
 /* The specialised batch run (l2->fast and gx_l2_run_fast_ready): gx_l2_run's
  * contract; returns the L2 accesses made. */
-uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
-                        size_t n, gx_l2_tally *t);
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
+                        const uint32_t *rep, size_t n, gx_l2_tally *t);
 
 #endif

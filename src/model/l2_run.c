@@ -81,10 +81,18 @@ static int build_run_lat(gx_l2 *l2, uint64_t top, int plus, double extra)
 #define RUN_LAT_MAX_ROWS (1u << 18)
 
 /* A block's location word per entry: set (s * sps + k) in bits 0-31, home
- * slice in bits 32-61, and once looked up the outcome (or RUN_REPEAT) in
- * bits 62-63 (gx_l2_run_fast checks that sets fit 32 bits; slices are <= 1024). */
+ * slice in bits 32-41, the entry's row of l2->rlat (sm * slices + slice) in
+ * bits 42-59, and once looked up the outcome (or RUN_REPEAT) in bits 62-63
+ * (gx_l2_run_fast_ready checks that sets fit 32 bits and rows 18; slices
+ * are <= 1024, a profile rule). RUN_LOC_ROW4: 4 * row, the row's first
+ * entry (its outcomes follow). */
 #define RUN_LOC_SET(x) ((uint32_t)(x))
-#define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3fffffffu)
+#define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3ffu)
+#define RUN_LOC_ROW4(x) ((uint32_t)((x) >> 40) & (0x3ffffu << 2))
+/* The word of set s * sps + k, slice s, SM sm: sm * RUN_LOC_SMK(slices) +
+ * s * RUN_LOC_SK(sps) + k (no carries: each field within its bits) */
+#define RUN_LOC_SMK(slices) ((uint64_t)(slices) << 42)
+#define RUN_LOC_SK(sps) (((uint64_t)1 << 42) + ((uint64_t)1 << 32) + (sps))
 #define RUN_LOC_OUT_SHIFT 62
 
 /* The policy's constants for run_lookup16, in the caller's locals: keep /
@@ -220,7 +228,8 @@ static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64
  * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
  * passes, each with few live values (one loop holding everything spilled
  * the policy's rng state on every victim):
- * - locate: set and slice of each entry (hashed once, as gx_l2_locate);
+ * - locate: set, slice and latency-table row of each entry (hashed once,
+ *   as gx_l2_locate; or the caller's words, gx_l2_locate_words);
  * - lookups in order (run_lookups_s). An access to the sector of the
  *   access just before it (no L2 access between them) is a repeat: it
  *   finds the line in the same way with the sector present (the previous
@@ -240,9 +249,11 @@ static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64
  * Measured (callgrind, whole `gpuxray sim` process, 1 M 4-byte reads on
  * seed-ampere-6mb, instructions an access): random 64 MiB 330 -> 246,
  * random 1 MiB 276 -> 198, stream 83 -> 68; docs/performance.md ("The
- * single-thread loop"). */
-uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t *rep,
-                        size_t n, gx_l2_tally *t)
+ * single-thread loop"). lw (NULL: located here): the entries' location
+ * words, found before by gx_l2_locate_words (a split run's calling thread
+ * locates to route, so the worker does not hash again). */
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
+                        const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const int ref = ssh == 5 && lsh == 7 && smk == 3;
@@ -269,6 +280,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
     uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
     uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
+    const uint64_t lsmk = RUN_LOC_SMK(slices), lsk = RUN_LOC_SK(sps);
     /* the counting mode: accesses per entry in l2->rcnt, the entries that
      * went from 0 in dirty[], in the order of their first access */
     const int counting = l2->rdirect == 0;
@@ -296,11 +308,14 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
         const uint64_t *const bp = pa + b0;
         const uint32_t *const bm = sm + b0;
         const uint32_t *const br = rep ? rep + b0 : NULL;
-        for (size_t j = 0; j < bn; j++) {
-            uint32_t s, k;
-            locate_s(l2, bp[j], &s, &k, 1);
-            loc[j] = (uint64_t)s << 32 | (s * sps + k);
-        }
+        if (lw) /* located by the caller (gx_l2_locate_words) */
+            memcpy(loc, lw + b0, bn * sizeof *loc);
+        else
+            for (size_t j = 0; j < bn; j++) {
+                uint32_t s, k;
+                locate_s(l2, bp[j], &s, &k, 1);
+                loc[j] = bm[j] * lsmk + s * lsk + k;
+            }
         rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
                    : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
         if (counting) {
@@ -312,7 +327,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
             for (size_t j = 0; j < bn; j++) {
                 const uint64_t x = loc[j];
                 const uint32_t o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
-                const uint32_t i = 4 * (bm[j] * slices + RUN_LOC_SLICE(x));
+                const uint32_t i = RUN_LOC_ROW4(x);
                 const uint64_t nrep = br ? br[j] : 0;
                 if (!cnt[i + o]++)
                     dirty[nd++] = i + o;
@@ -329,7 +344,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const
             /* a repeat's location is the access before's (the same sector) */
             const uint64_t x = loc[j];
             const uint32_t s = RUN_LOC_SLICE(x), o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
-            const run_lat *const e = &rl[4 * ((size_t)bm[j] * slices + s)];
+            const run_lat *const e = &rl[RUN_LOC_ROW4(x)];
             const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
             total.v += e[o].inc.v;
             lo = e[o].lat < lo ? e[o].lat : lo;
@@ -377,7 +392,33 @@ int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra)
 {
     /* sets numbered in 32 bits (RUN_LOC_SET), a table of bounded size
      * (entries numbered in 32 bits), built for the tally's bins */
-    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX &&
-           (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS &&
+    return gx_l2_words_hold_sets(l2) &&
            (run_lat_for(l2, top, plus, extra) || build_run_lat(l2, top, plus, extra) == GX_OK);
+}
+
+/* The words of RUN_LOC_SET / RUN_LOC_SLICE (gx_l2_locate_words' contract:
+ * the set within the cache, the home slice; l2.h). */
+int gx_l2_words_hold_sets(const gx_l2 *l2)
+{
+    return l2->fast && (uint64_t)l2->slices * l2->sps <= UINT32_MAX && l2->slices <= 1024 &&
+           (uint64_t)l2->sm_count * l2->slices <= RUN_LAT_MAX_ROWS;
+}
+
+void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, uint64_t *w,
+                        size_t n)
+{
+    if (gx_l2_words_hold_sets(l2)) {
+        const uint64_t smk = RUN_LOC_SMK(l2->slices), sk = RUN_LOC_SK(l2->sps);
+        for (size_t j = 0; j < n; j++) {
+            uint32_t s, k;
+            locate_s(l2, pa[j], &s, &k, 1);
+            w[j] = sm[j] * smk + s * sk + k;
+        }
+        return;
+    }
+    for (size_t j = 0; j < n; j++) { /* the slice only: gx_l2_run_located relocates */
+        gx_l2_loc loc;
+        gx_l2_locate(l2, pa[j], &loc);
+        w[j] = (uint64_t)loc.slice << 32;
+    }
 }

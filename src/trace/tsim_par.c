@@ -12,13 +12,18 @@
  *   over (no spinning, which would steal the core of a machine with fewer
  *   cores than threads).
  * - A batch holds, per worker, its one-sector entries as columns (physical
- *   address, SM, repeats: what gx_l2_run takes, so a worker runs the same
- *   specialised loop as one thread) and marks where a sector of a wider
- *   access falls in among them (those sectors are items, in trace order).
- * - One worker of one shard (`--threads 2`) is a pipeline: the calling
- *   thread only decodes and hands over virtual addresses; the worker's
- *   memory system places the frames and runs everything (gx_memsys_run_off),
- *   seeing the whole trace in order as one thread's would.
+ *   address, location word, SM, repeats: what gx_l2_run_located takes, so a
+ *   worker runs the same specialised loop as one thread without hashing
+ *   again) and marks where a sector of a wider access falls in among them
+ *   (those sectors are items, in trace order).
+ * - One worker of one shard (`--threads 2`) is "placed" on the L2's
+ *   specialised path: the calling thread decodes, places and locates, the
+ *   worker looks up and counts (the two about even for binary input). With
+ *   slow input (text, Accel-Sim: gx_tsim_par_slow_input) or another L2 it
+ *   is a pipeline: the calling thread only decodes and hands over virtual
+ *   addresses; the worker's memory system places the frames and runs
+ *   everything (gx_memsys_run_off), seeing the whole trace in order as one
+ *   thread's would. The column paths: tsim_par_cols.c.
  * - Each worker has its own copy of the L2 (its statistics, its sets: it
  *   touches only its groups'), so no two threads write the same memory but
  *   a batch's per-access slots (part[]).
@@ -35,108 +40,8 @@
 #include <string.h>
 
 #include "gpuxray/policy.h"
-#include "tsim_internal.h"
+#include "tsim_par_internal.h"
 
-/* Sectors one worker takes from one batch at most: 16 Ki x 32 B = 512 KiB,
- * a host-L2-sized handful per worker, and some 4000 batches per 64 M
- * accesses (the hand-over's cost spread thin). */
-#define PAR_BATCH_ITEMS 16384
-/* Batches in flight: the calling thread fills one while workers run others. */
-#define PAR_BUFFERS 4
-/* Accesses split between workers in one batch at most (a batch closes
- * early when they run out). */
-#define PAR_SPANS 4096
-/* A worker's entries of one batch at least (its columns' capacity). */
-#define PAR_MIN_COLS 1024
-/* Sectors of one access at most: GX_TRACE_MAX_SIZE bytes unaligned over
- * 1-byte sectors. */
-#define PAR_MAX_SECTORS (GX_TRACE_MAX_SIZE + 1)
-
-enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
-#define NOT_MINE 0xff /* owner[] of a slice of another shard (workers <= 64) */
-#define NO_SPAN UINT32_MAX
-/* Frames remembered by the calling thread (VA page -> frame, direct
- * mapped; a power of two): consecutive accesses mostly share pages, and a
- * remembered frame is the one gx_vmem_pa placed on the page's first touch. */
-#define PAR_FRAME_MEMO 64
-
-/* One sector of an access of several sectors, in trace order, read by its
- * worker (FIRST / LAST: that worker's first / last sector of the access). */
-typedef struct par_item {
-    gx_l2_loc loc; /* not in a pipeline (there the worker places and locates) */
-    uint64_t va;   /* a pipeline's: the whole access */
-    uint32_t size;
-    uint32_t sm;
-    uint8_t op, flags, worker;
-    uint32_t span; /* NO_SPAN: the worker accounts the access itself */
-} par_item;
-
-/* Where a worker's run of one-sector entries stops for one of its items. */
-typedef struct par_mark {
-    uint32_t col;  /* the worker's entries before it */
-    uint32_t item; /* into the batch's items */
-} par_mark;
-
-typedef struct par_span {
-    uint64_t index; /* among the trace's global accesses */
-    int cross;      /* some of its sectors belong to other shards */
-} par_span;
-
-/* A worker's part of one batch: its one-sector entries as the L2's batch
- * run takes them (gx_l2_run: the sector of pa[i] from sm[i], rep[i] more of
- * the same; in a pipeline virtual addresses, as gx_memsys_run_off takes
- * them), and the marks where its sectors of wider accesses fall in. */
-typedef struct par_cols {
-    uint64_t *pa;
-    uint32_t *sm, *rep;
-    uint32_t n;
-    par_mark *mark;
-    uint32_t n_mark;
-} par_cols;
-
-typedef struct par_batch {
-    par_item *items; /* PAR_BATCH_ITEMS */
-    uint32_t n;
-    par_cols *cols;    /* one per worker, cols_cap entries each */
-    par_span *span;
-    double *part;      /* PAR_SPANS x workers: a worker's largest latency, -inf: none */
-    uint32_t nspan;
-    uint32_t remaining; /* workers still running it */
-    int pending;        /* published, not yet reclaimed */
-} par_batch;
-
-typedef struct par_worker {
-    struct gx_tsim_par *e;
-    uint32_t id;
-    pthread_t th;
-    int started;
-    gx_memsys *ms; /* its own L2 (and the parts it does not use) */
-    gx_l2_tally t; /* its accesses' latencies; t.sectors: its one-sector entries' L2 accesses */
-} par_worker;
-
-struct gx_tsim_par {
-    uint32_t nw, shard, shards, spp, sector_shift, cols_cap;
-    /* one worker, one shard, threads: a pipeline. The calling thread only
-     * decodes; the worker places frames, locates and runs everything (its
-     * memory system sees the whole trace in order, as one thread's would),
-     * so the trace's reading and the model overlap on two cores. */
-    int pipe;
-    uint64_t sector_mask;
-    uint8_t *owner;  /* per slice: the worker of its group, NOT_MINE: another shard's */
-    par_batch *cur;  /* the batch being filled */
-    int nf, threaded, stop;
-    gx_vmem *vm;     /* the calling thread's: frames placed in trace order */
-    const gx_l2 *l2; /* the calling thread's: locates only */
-    uint32_t frame_shift; /* 0: no frame memo (a page size not a power of two) */
-    uint64_t memo_vfn[PAR_FRAME_MEMO], memo_frame[PAR_FRAME_MEMO];
-    par_batch buf[PAR_BUFFERS];
-    uint64_t filled; /* batches published */
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    int sync_ok;
-    uint64_t acc_index;
-    par_worker w[GX_TSIM_MAX_THREADS];
-};
 
 const char *gx_tsim_par_blocker(const gx_profile *p, const gx_tsim_cfg *c)
 {
@@ -205,13 +110,14 @@ static void run_part(par_worker *w, par_batch *b)
     for (uint32_t k = 0; k < c->n_mark; k++) {
         const par_mark *mk = &c->mark[k];
         if (mk->col > at) {
-            gx_l2_run(l2, c->pa + at, c->sm + at, c->rep + at, mk->col - at, &w->t);
+            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, c->rep + at, mk->col - at,
+                              &w->t);
             at = mk->col;
         }
         run_item(w, b, &b->items[mk->item], l2, &m);
     }
     if (c->n > at)
-        gx_l2_run(l2, c->pa + at, c->sm + at, c->rep + at, c->n - at, &w->t);
+        gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, c->rep + at, c->n - at, &w->t);
 }
 
 static void *worker_main(void *arg)
@@ -281,7 +187,7 @@ static void reclaim(gx_tsim *s, par_batch *b)
 
 /* Hand the batch being filled to the workers (or run it here, one worker)
  * and make the next buffer ready. */
-static par_batch *next_batch(gx_tsim *s)
+par_batch *gx_par_next_batch(gx_tsim *s)
 {
     struct gx_tsim_par *e = s->par;
     par_batch *b = &e->buf[e->filled % PAR_BUFFERS];
@@ -309,21 +215,6 @@ static uint32_t group_of(const struct gx_tsim_par *e, uint32_t slice)
     return e->nf ? slice % e->spp : slice;
 }
 
-/* The physical address of va, its frame placed in trace order (remembered:
- * the same frame gx_vmem_pa gives every later access of the page). */
-static inline uint64_t frame_pa(struct gx_tsim_par *e, uint64_t va)
-{
-    if (!e->frame_shift)
-        return gx_vmem_pa(e->vm, va);
-    const uint64_t vfn = va >> e->frame_shift, off = va & (((uint64_t)1 << e->frame_shift) - 1);
-    const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
-    if (__builtin_expect(e->memo_vfn[j] != vfn, 0)) {
-        e->memo_vfn[j] = vfn;
-        e->memo_frame[j] = gx_vmem_pa(e->vm, va) & ~(((uint64_t)1 << e->frame_shift) - 1);
-    }
-    return e->memo_frame[j] | off;
-}
-
 /* The batch being filled, or the next one when this one cannot take one
  * more entry of worker w (w >= nw: none). */
 static inline par_batch *room_one(gx_tsim *s, uint32_t w)
@@ -331,7 +222,7 @@ static inline par_batch *room_one(gx_tsim *s, uint32_t w)
     struct gx_tsim_par *e = s->par;
     par_batch *b = e->cur;
     if (__builtin_expect(w < e->nw && b->cols[w].n == e->cols_cap, 0))
-        return next_batch(s);
+        return gx_par_next_batch(s);
     return b;
 }
 
@@ -341,10 +232,10 @@ static par_batch *room_items(gx_tsim *s, uint32_t ns, const uint8_t *own, const 
     struct gx_tsim_par *e = s->par;
     par_batch *b = e->cur;
     if (b->n + ns > PAR_BATCH_ITEMS || b->nspan == PAR_SPANS)
-        return next_batch(s);
+        return gx_par_next_batch(s);
     for (uint32_t j = 0; j < ns; j++)
         if (own[j] && b->cols[wk[j]].n_mark + ns > e->cols_cap)
-            return next_batch(s);
+            return gx_par_next_batch(s);
     return b;
 }
 
@@ -352,8 +243,8 @@ static par_batch *room_items(gx_tsim *s, uint32_t ns, const uint8_t *own, const 
  * trace order), this shard's handed to their workers as items, with a slot
  * for its latency when they are not all one worker's. count: the access
  * counted here (records; a column batch counts its accesses as a whole). */
-static __attribute__((noinline)) void put_sectors(gx_tsim *s, uint64_t addr, uint32_t size,
-                                                   uint8_t op, uint32_t sm, int count)
+void gx_par_put_sectors(gx_tsim *s, uint64_t addr, uint32_t size, uint8_t op, uint32_t sm,
+                        int count)
 {
     struct gx_tsim_par *e = s->par;
     if (e->pipe) { /* the worker places, locates and runs it whole */
@@ -443,17 +334,23 @@ static inline int put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep)
         return 1;
     }
     const uint64_t pa = frame_pa(e, addr);
-    gx_l2_loc loc;
-    gx_l2_locate(e->l2, pa, &loc);
-    const uint8_t o = e->owner[loc.slice];
+    uint64_t lw;
+    gx_l2_locate_words(e->l2, &pa, &sm, &lw, 1);
+    const uint8_t o = e->owner[gx_l2_word_slice(lw)];
     e->acc_index += 1 + (uint64_t)rep;
     if (o == NOT_MINE)
         return 0;
     par_cols *c = &room_one(s, o)->cols[o];
+    c->lw[c->n] = lw;
     c->pa[c->n] = pa;
     c->sm[c->n] = sm;
     c->rep[c->n++] = rep;
     return 1;
+}
+
+int gx_par_put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep)
+{
+    return put_one(s, addr, sm, rep);
 }
 
 void gx_tsim_par_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
@@ -471,7 +368,7 @@ void gx_tsim_par_run(gx_tsim *s, const gx_trace_rec *rec, uint64_t n)
         }
         const uint32_t sm = r->sm < smc ? r->sm : r->sm % smc;
         if (__builtin_expect((r->addr & smask) + r->size > smask + 1, 0)) {
-            put_sectors(s, r->addr, r->size, r->op, sm, 1);
+            gx_par_put_sectors(s, r->addr, r->size, r->op, sm, 1);
         } else if (put_one(s, r->addr, sm, 0)) { /* this shard's: counted here */
             s->accesses++;
             s->op_count[r->op < 3 ? r->op : 0]++;
@@ -485,80 +382,6 @@ int gx_tsim_par_takes_cols(const gx_tsim *s)
     return s->par && s->par->shards == 1;
 }
 
-/* One column entry the straight loops leave: a record off the L2, an SM
- * to fold, an access of several sectors. */
-static void put_col_entry(gx_tsim *s, const gx_trace_cols *c, size_t i, size_t *jr)
-{
-    const uint8_t op = c->op[i];
-    if (op > GX_TRACE_ATOMIC) {
-        gx_tsim_other(s, &c->rec[(*jr)++]);
-        return;
-    }
-    const uint32_t smc = s->sm_count;
-    const uint32_t sm = c->sm[i] < smc ? c->sm[i] : c->sm[i] % smc;
-    const uint64_t smask = s->par->sector_mask;
-    if ((c->addr[i] & smask) + c->size[i] > smask + 1) {
-        for (uint64_t q = 0; q <= c->rep[i]; q++) /* the entry and its folded repeats */
-            put_sectors(s, c->addr[i], c->size[i], op, sm, 0);
-    } else {
-        (void)put_one(s, c->addr[i], sm, c->rep[i]);
-    }
-}
-
-/* A pipeline's column batch: one-sector global entries copied straight
- * into the worker's columns (virtual addresses: the worker places and
- * locates), as many as the buffer takes at a time; the rest one by one. */
-static void pipe_cols(gx_tsim *s, const gx_trace_cols *c)
-{
-    struct gx_tsim_par *e = s->par;
-    const uint32_t smc = s->sm_count;
-    const uint64_t smask = e->sector_mask, sec = smask + 1;
-    const uint64_t *addr = c->addr;
-    const uint32_t *csm = c->sm, *crep = c->rep;
-    const uint16_t *size = c->size;
-    const uint8_t *op = c->op;
-    const size_t n = c->n;
-    size_t i = 0, jr = 0;
-    while (i < n) {
-        par_cols *pc = &e->cur->cols[0];
-        const uint32_t room = e->cols_cap - pc->n;
-        if (!room) {
-            (void)next_batch(s);
-            continue;
-        }
-        uint64_t *pa = pc->pa + pc->n;
-        uint32_t *psm = pc->sm + pc->n, *prep = pc->rep + pc->n;
-        uint32_t k = 0;
-        while (i < n && k < room && op[i] <= GX_TRACE_ATOMIC && csm[i] < smc &&
-               (addr[i] & smask) + size[i] <= sec) {
-            pa[k] = addr[i];
-            psm[k] = csm[i];
-            prep[k] = crep[i];
-            k++;
-            i++;
-        }
-        pc->n += k;
-        if (i < n && k < room)
-            put_col_entry(s, c, i++, &jr);
-    }
-}
-
-/* A column batch (one shard: every access is this run's, so the batch's
- * counts are taken whole, as gx_tsim_run_cols does). */
-void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
-{
-    if (s->par->pipe) {
-        pipe_cols(s, c);
-    } else {
-        size_t jr = 0;
-        for (size_t i = 0; i < c->n; i++)
-            put_col_entry(s, c, i, &jr);
-    }
-    for (int k = 0; k < 3; k++)
-        s->op_count[k] += c->ops[k];
-    s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
-    s->bytes += c->bytes;
-}
 
 /* ---- start, finish ---- */
 
@@ -578,7 +401,8 @@ static int alloc_batches(struct gx_tsim_par *e)
             c->sm = malloc(e->cols_cap * sizeof *c->sm);
             c->rep = malloc(e->cols_cap * sizeof *c->rep);
             c->mark = malloc(e->cols_cap * sizeof *c->mark);
-            if (!c->pa || !c->sm || !c->rep || !c->mark)
+            c->lw = e->pipe ? NULL : malloc(e->cols_cap * sizeof *c->lw);
+            if (!c->pa || !c->sm || !c->rep || !c->mark || (!e->pipe && !c->lw))
                 return GX_ENOMEM;
         }
     }
@@ -639,6 +463,11 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     e->nw = workers < mine ? workers : mine ? mine : 1;
     e->threaded = threads > 1; /* --threads 1: the calling thread runs the L2 too */
     e->pipe = e->threaded && e->nw == 1 && shards == 1;
+    /* on the L2's specialised path the calling thread places and locates too */
+    if (e->pipe && gx_l2_words_hold_sets(gx_memsys_l2(s->ms))) {
+        e->pipe = 0;
+        e->placed = 1;
+    }
     e->shard = shard;
     e->shards = shards;
     e->sector_shift = (uint32_t)__builtin_ctz(s->sector_bytes);
@@ -670,6 +499,15 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
         e->owner[i] = (uint8_t)(g % shards == shard ? g / shards % e->nw : NOT_MINE);
     }
     return start_workers(s, p, msg); /* on failure gx_tsim_free stops what started */
+}
+
+void gx_tsim_par_slow_input(gx_tsim *s)
+{
+    struct gx_tsim_par *e = s->par;
+    if (!e || !e->placed || e->filled || e->acc_index || e->cur->n || e->cur->cols[0].n)
+        return;
+    e->placed = 0; /* the worker's memory system places the frames (trace order) */
+    e->pipe = 1;
 }
 
 uint32_t gx_tsim_par_threads(const gx_tsim *s)
@@ -736,7 +574,7 @@ int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg)
     for (uint32_t k = 0; k < e->nw; k++)
         empty &= !b->cols[k].n;
     if (!empty || !e->threaded)
-        (void)next_batch(s);
+        (void)gx_par_next_batch(s);
     stop_workers(e);
     for (uint64_t k = 0; k < PAR_BUFFERS; k++) { /* in publishing order */
         par_batch *q = &e->buf[(e->filled + k) % PAR_BUFFERS];
@@ -770,6 +608,7 @@ void gx_tsim_par_free(gx_tsim_par *e)
             free(b->cols[w].sm);
             free(b->cols[w].rep);
             free(b->cols[w].mark);
+            free(b->cols[w].lw);
         }
         free(b->cols);
         free(b->items);

@@ -1,0 +1,242 @@
+/* tsim_par_cols.c - the split trace simulator's column paths (tsimpar.h,
+ * tsim_par.c): the reader's column batches handed to the workers. A
+ * pipeline copies virtual addresses; otherwise the calling thread places
+ * the frames of a chunk of one-sector entries (trace order), locates them
+ * in one pass (gx_l2_locate_words: the words carry the set and the latency
+ * table's row too, so a worker does not hash again) and routes each to its
+ * slice group's worker; one worker (placed) takes them all, written
+ * straight into its columns.
+ *
+ * Models: the same as tsim.c, sector for sector (tsim_par.c's notes): the
+ * frames placed in trace order by one memory system, each sector's L2
+ * accesses in trace order in its group's worker. Measured:
+ * docs/performance.md ("Splitting a run"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsim_par_internal.h"
+
+/* One-sector entries placed and located at a time (8 KiB of each column:
+ * they stay in the host's L1 between the passes). */
+#define ROUTE_CHUNK 512
+/* The same for a placed run, straight into the worker's columns (16 KiB
+ * of addresses) */
+#define SPLIT_CHUNK 2048
+
+/* One column entry the straight loops leave: a record off the L2, an SM
+ * to fold, an access of several sectors. */
+static void put_col_entry(gx_tsim *s, const gx_trace_cols *c, size_t i, size_t *jr)
+{
+    const uint8_t op = c->op[i];
+    if (op > GX_TRACE_ATOMIC) {
+        gx_tsim_other(s, &c->rec[(*jr)++]);
+        return;
+    }
+    const uint32_t smc = s->sm_count;
+    const uint32_t sm = c->sm[i] < smc ? c->sm[i] : c->sm[i] % smc;
+    const uint64_t smask = s->par->sector_mask;
+    if ((c->addr[i] & smask) + c->size[i] > smask + 1) {
+        for (uint64_t q = 0; q <= c->rep[i]; q++) /* the entry and its folded repeats */
+            gx_par_put_sectors(s, c->addr[i], c->size[i], op, sm, 0);
+    } else {
+        (void)gx_par_put_one(s, c->addr[i], sm, c->rep[i]);
+    }
+}
+
+/* A pipeline's column batch: one-sector global entries copied straight
+ * into the worker's columns (virtual addresses: the worker places and
+ * locates), as many as the buffer takes at a time; the rest one by one. */
+static void pipe_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    const uint32_t smc = s->sm_count;
+    const uint64_t smask = e->sector_mask, sec = smask + 1;
+    const uint64_t *addr = c->addr;
+    const uint32_t *csm = c->sm, *crep = c->rep;
+    const uint16_t *size = c->size;
+    const uint8_t *op = c->op;
+    const size_t n = c->n;
+    size_t i = 0, jr = 0;
+    while (i < n) {
+        par_cols *pc = &e->cur->cols[0];
+        const uint32_t room = e->cols_cap - pc->n;
+        if (!room) {
+            (void)gx_par_next_batch(s);
+            continue;
+        }
+        uint64_t *pa = pc->pa + pc->n;
+        uint32_t *psm = pc->sm + pc->n, *prep = pc->rep + pc->n;
+        uint32_t k = 0;
+        while (i < n && k < room && op[i] <= GX_TRACE_ATOMIC && csm[i] < smc &&
+               (addr[i] & smask) + size[i] <= sec) {
+            pa[k] = addr[i];
+            psm[k] = csm[i];
+            prep[k] = crep[i];
+            k++;
+            i++;
+        }
+        pc->n += k;
+        if (i < n && k < room)
+            put_col_entry(s, c, i++, &jr);
+    }
+}
+
+/* The places of va[0 .. k) into pa (frame_pa with the memo in locals). */
+static void place_chunk(struct gx_tsim_par *e, const uint64_t *va, uint64_t *pa, size_t k)
+{
+    const uint32_t sh = e->frame_shift;
+    if (!sh) {
+        for (size_t q = 0; q < k; q++)
+            pa[q] = gx_vmem_pa(e->vm, va[q]);
+        return;
+    }
+    const uint64_t om = ((uint64_t)1 << sh) - 1;
+    uint64_t *const mv = e->memo_vfn, *const mf = e->memo_frame;
+    for (size_t q = 0; q < k; q++) {
+        const uint64_t v = va[q], vfn = v >> sh;
+        const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
+        if (__builtin_expect(mv[j] != vfn, 0)) {
+            mv[j] = vfn;
+            mf[j] = gx_vmem_pa(e->vm, v) & ~om;
+        }
+        pa[q] = mf[j] | (v & om);
+    }
+}
+
+/* The one-sector global entries at the start of va[0 .. lim) (op, SM
+ * below smc, within one sector) placed into pa, in one pass with their
+ * scan; returns how many. */
+static size_t scan_place(struct gx_tsim_par *e, const uint64_t *va, const uint8_t *op,
+                         const uint32_t *sm, const uint16_t *size, uint32_t smc, size_t lim,
+                         uint64_t *pa)
+{
+    const uint64_t smask = e->sector_mask, sec = smask + 1;
+    const uint32_t sh = e->frame_shift;
+    size_t k = 0;
+    if (!sh) {
+        for (; k < lim && op[k] <= GX_TRACE_ATOMIC && sm[k] < smc && (va[k] & smask) + size[k] <= sec;
+             k++)
+            pa[k] = gx_vmem_pa(e->vm, va[k]);
+        return k;
+    }
+    const uint64_t om = ((uint64_t)1 << sh) - 1;
+    uint64_t *const mv = e->memo_vfn, *const mf = e->memo_frame;
+    for (; k < lim; k++) {
+        const uint64_t v = va[k];
+        if (op[k] > GX_TRACE_ATOMIC || sm[k] >= smc || (v & smask) + size[k] > sec)
+            break;
+        const uint64_t vfn = v >> sh;
+        const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
+        if (__builtin_expect(mv[j] != vfn, 0)) {
+            mv[j] = vfn;
+            mf[j] = gx_vmem_pa(e->vm, v) & ~om;
+        }
+        pa[k] = mf[j] | (v & om);
+    }
+    return k;
+}
+
+/* One-sector global entries of a column batch placed, located and
+ * routed a chunk at a time (each worker's columns with room for the whole
+ * chunk); the rest one by one. One shard: every group is a worker's. */
+static void route_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    const uint32_t smc = s->sm_count, nw = e->nw;
+    const uint64_t smask = e->sector_mask, sec = smask + 1;
+    const uint64_t *addr = c->addr;
+    const uint32_t *csm = c->sm, *crep = c->rep;
+    const uint16_t *size = c->size;
+    const uint8_t *op = c->op, *owner = e->owner;
+    const size_t n = c->n;
+    uint64_t pa[ROUTE_CHUNK], lw[ROUTE_CHUNK];
+    size_t i = 0, jr = 0;
+    while (i < n) {
+        par_batch *b = e->cur;
+        uint32_t room = ROUTE_CHUNK;
+        for (uint32_t w = 0; w < nw; w++) {
+            const uint32_t left = e->cols_cap - b->cols[w].n;
+            room = left < room ? left : room;
+        }
+        if (!room) {
+            (void)gx_par_next_batch(s);
+            continue;
+        }
+        const uint64_t *const a = addr + i;
+        const size_t lim = n - i < room ? n - i : room;
+        size_t k = 0;
+        while (k < lim && op[i + k] <= GX_TRACE_ATOMIC && csm[i + k] < smc &&
+               (a[k] & smask) + size[i + k] <= sec)
+            k++;
+        place_chunk(e, a, pa, k);
+        gx_l2_locate_words(e->l2, pa, csm + i, lw, k);
+        uint64_t reps = 0;
+        for (size_t q = 0; q < k; q++) {
+            par_cols *pc = &b->cols[owner[gx_l2_word_slice(lw[q])]];
+            const uint32_t at = pc->n++, r = crep[i + q];
+            pc->pa[at] = pa[q];
+            pc->lw[at] = lw[q];
+            pc->sm[at] = csm[i + q];
+            pc->rep[at] = r;
+            reps += r;
+        }
+        e->acc_index += k + reps;
+        i += k;
+        if (i < n && k < room)
+            put_col_entry(s, c, i++, &jr);
+    }
+}
+
+/* One worker's column batch (placed): a chunk of one-sector entries
+ * placed and located straight into the worker's columns, the SMs and
+ * repeats copied; the rest one by one. */
+static void placed_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    const uint32_t smc = s->sm_count;
+    const uint64_t *addr = c->addr;
+    const uint32_t *csm = c->sm, *crep = c->rep;
+    const uint16_t *size = c->size;
+    const uint8_t *op = c->op;
+    const size_t n = c->n;
+    size_t i = 0, jr = 0;
+    while (i < n) {
+        par_batch *b = e->cur;
+        par_cols *wc = &b->cols[0];
+        const uint32_t room = e->cols_cap - wc->n;
+        if (!room) {
+            (void)gx_par_next_batch(s);
+            continue;
+        }
+        size_t lim = n - i < room ? n - i : room;
+        lim = lim < SPLIT_CHUNK ? lim : SPLIT_CHUNK;
+        const uint32_t at = wc->n;
+        uint64_t *const pa = wc->pa + at, *const lw = wc->lw + at;
+        uint32_t *const sm = wc->sm + at, *const rep = wc->rep + at;
+        const size_t k = scan_place(e, addr + i, op + i, csm + i, size + i, smc, lim, pa);
+        memcpy(sm, csm + i, k * sizeof *sm);
+        gx_l2_locate_words(e->l2, pa, sm, lw, k);
+        memcpy(rep, crep + i, k * sizeof *rep);
+        wc->n = at + (uint32_t)k; /* (acc_index: read by spans across shards only) */
+        i += k;
+        if (i < n && k < room)
+            put_col_entry(s, c, i++, &jr);
+    }
+}
+
+/* A column batch (one shard: every access is this run's, so the batch's
+ * counts are taken whole, as gx_tsim_run_cols does). */
+void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    if (e->pipe)
+        pipe_cols(s, c);
+    else if (e->placed)
+        placed_cols(s, c);
+    else
+        route_cols(s, c);
+    for (int k = 0; k < 3; k++)
+        s->op_count[k] += c->ops[k];
+    s->accesses += c->ops[0] + c->ops[1] + c->ops[2];
+    s->bytes += c->bytes;
+}

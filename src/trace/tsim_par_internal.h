@@ -1,0 +1,141 @@
+/* tsim_par_internal.h - the split trace simulator's state (tsim_par.c,
+ * tsim_par_cols.c): batches, workers, and the frame memo of the calling
+ * thread. The model notes are tsim_par.c's. */
+#ifndef GX_TSIM_PAR_INTERNAL_H
+#define GX_TSIM_PAR_INTERNAL_H
+
+#include <pthread.h>
+
+#include "gpuxray/tsimpar.h"
+#include "tsim_internal.h"
+
+/* Sectors one worker takes from one batch at most: 16 Ki x 32 B = 512 KiB,
+ * a host-L2-sized handful per worker, and some 4000 batches per 64 M
+ * accesses (the hand-over's cost spread thin). */
+#define PAR_BATCH_ITEMS 16384
+/* Batches in flight: the calling thread fills one while workers run others. */
+#define PAR_BUFFERS 4
+/* Accesses split between workers in one batch at most (a batch closes
+ * early when they run out). */
+#define PAR_SPANS 4096
+/* A worker's entries of one batch at least (its columns' capacity). */
+#define PAR_MIN_COLS 1024
+/* Sectors of one access at most: GX_TRACE_MAX_SIZE bytes unaligned over
+ * 1-byte sectors. */
+#define PAR_MAX_SECTORS (GX_TRACE_MAX_SIZE + 1)
+
+enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
+#define NOT_MINE 0xff /* owner[] of a slice of another shard (workers <= 64) */
+#define NO_SPAN UINT32_MAX
+/* Frames remembered by the calling thread (VA page -> frame, direct
+ * mapped; a power of two): consecutive accesses mostly share pages, and a
+ * remembered frame is the one gx_vmem_pa placed on the page's first touch. */
+#define PAR_FRAME_MEMO 64
+
+/* One sector of an access of several sectors, in trace order, read by its
+ * worker (FIRST / LAST: that worker's first / last sector of the access). */
+typedef struct par_item {
+    gx_l2_loc loc; /* not in a pipeline (there the worker places and locates) */
+    uint64_t va;   /* a pipeline's: the whole access */
+    uint32_t size;
+    uint32_t sm;
+    uint8_t op, flags, worker;
+    uint32_t span; /* NO_SPAN: the worker accounts the access itself */
+} par_item;
+
+/* Where a worker's run of one-sector entries stops for one of its items. */
+typedef struct par_mark {
+    uint32_t col;  /* the worker's entries before it */
+    uint32_t item; /* into the batch's items */
+} par_mark;
+
+typedef struct par_span {
+    uint64_t index; /* among the trace's global accesses */
+    int cross;      /* some of its sectors belong to other shards */
+} par_span;
+
+/* A worker's part of one batch: its one-sector entries as the L2's batch
+ * run takes them (gx_l2_run: the sector of pa[i] from sm[i], rep[i] more of
+ * the same; in a pipeline virtual addresses, as gx_memsys_run_off takes
+ * them), and the marks where its sectors of wider accesses fall in. */
+typedef struct par_cols {
+    uint64_t *pa;
+    uint32_t *sm, *rep;
+    uint64_t *lw; /* location words (gx_l2_locate_words); NULL in a pipeline */
+    uint32_t n;
+    par_mark *mark;
+    uint32_t n_mark;
+} par_cols;
+
+typedef struct par_batch {
+    par_item *items; /* PAR_BATCH_ITEMS */
+    uint32_t n;
+    par_cols *cols;    /* one per worker, cols_cap entries each */
+    par_span *span;
+    double *part;      /* PAR_SPANS x workers: a worker's largest latency, -inf: none */
+    uint32_t nspan;
+    uint32_t remaining; /* workers still running it */
+    int pending;        /* published, not yet reclaimed */
+} par_batch;
+
+typedef struct par_worker {
+    struct gx_tsim_par *e;
+    uint32_t id;
+    pthread_t th;
+    int started;
+    gx_memsys *ms; /* its own L2 (and the parts it does not use) */
+    gx_l2_tally t; /* its accesses' latencies; t.sectors: its one-sector entries' L2 accesses */
+} par_worker;
+
+struct gx_tsim_par {
+    uint32_t nw, shard, shards, spp, sector_shift, cols_cap;
+    /* one worker, one shard, threads: a pipeline. The calling thread only
+     * decodes; the worker places frames, locates and runs everything (its
+     * memory system sees the whole trace in order, as one thread's would),
+     * so the trace's reading and the model overlap on two cores. */
+    int pipe;
+    /* --threads 2 on the L2's specialised path (not a pipeline): the
+     * calling thread decodes, places frames and locates (location words);
+     * the one worker runs the lookups and the statistics, without hashing
+     * again: the two threads' instructions about even (tsim_par_cols.c) */
+    int placed;
+    uint64_t sector_mask;
+    uint8_t *owner;  /* per slice: the worker of its group, NOT_MINE: another shard's */
+    par_batch *cur;  /* the batch being filled */
+    int nf, threaded, stop;
+    gx_vmem *vm;     /* the calling thread's: frames placed in trace order */
+    const gx_l2 *l2; /* the calling thread's: locates only */
+    uint32_t frame_shift; /* 0: no frame memo (a page size not a power of two) */
+    uint64_t memo_vfn[PAR_FRAME_MEMO], memo_frame[PAR_FRAME_MEMO];
+    par_batch buf[PAR_BUFFERS];
+    uint64_t filled; /* batches published */
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    int sync_ok;
+    uint64_t acc_index;
+    par_worker w[GX_TSIM_MAX_THREADS];
+};
+
+
+/* The physical address of va, its frame placed in trace order (remembered:
+ * the same frame gx_vmem_pa gives every later access of the page). */
+static inline uint64_t frame_pa(struct gx_tsim_par *e, uint64_t va)
+{
+    if (!e->frame_shift)
+        return gx_vmem_pa(e->vm, va);
+    const uint64_t vfn = va >> e->frame_shift, off = va & (((uint64_t)1 << e->frame_shift) - 1);
+    const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
+    if (__builtin_expect(e->memo_vfn[j] != vfn, 0)) {
+        e->memo_vfn[j] = vfn;
+        e->memo_frame[j] = gx_vmem_pa(e->vm, va) & ~(((uint64_t)1 << e->frame_shift) - 1);
+    }
+    return e->memo_frame[j] | off;
+}
+
+/* tsim_par.c, for the column paths (tsim_par_cols.c) */
+par_batch *gx_par_next_batch(gx_tsim *s);
+void gx_par_put_sectors(gx_tsim *s, uint64_t addr, uint32_t size, uint8_t op, uint32_t sm,
+                        int count);
+int gx_par_put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep);
+
+#endif
