@@ -65,9 +65,17 @@ void gx_vmem_alias(gx_vmem *vm, uint64_t base, uint64_t bytes, uint32_t window_s
  * entry covering S. Entries are INVALID where nothing is mapped below. */
 typedef enum gx_pte_kind { GX_PTE_INVALID = 0, GX_PTE_TABLE = 1, GX_PTE_FINAL = 2 } gx_pte_kind;
 
+/* The key of entry idx of table class cls (0: the level's own table; 1 + s:
+ * page size s's) at level: index in bits 6 and up, class bits 3-5, level
+ * bits 0-2 (the keys of one table's consecutive entries step by 1 << 6). */
+static inline uint64_t gx_vmem_key(uint64_t idx, int cls, int level)
+{
+    return idx << 6 | (uint64_t)cls << 3 | (uint64_t)level;
+}
+
 typedef struct gx_vmem_pte {
     gx_pte_kind kind;
-    uint64_t key;        /* unique id of the entry (level, table, index): PWC tag */
+    uint64_t key;        /* unique id of the entry (level, table, index): PWC tag (gx_vmem_key) */
     uint64_t pa;         /* physical address of the entry */
     uint64_t va_base;    /* first VA the entry covers */
     uint64_t page_bytes; /* FINAL: the page size */
@@ -101,7 +109,7 @@ static inline int gx_vmem_walk_table_key(const gx_vmem_walk *w, int level, uint6
 {
     if (w->size < 0 || level >= w->final_level)
         return 0;
-    *key = (w->va >> w->span_shift[level]) << 6 | (uint64_t)level;
+    *key = gx_vmem_key(w->va >> w->span_shift[level], 0, level);
     return 1;
 }
 /* The entries of the aligned fetch_bytes block holding e (e's table;

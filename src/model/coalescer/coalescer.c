@@ -97,40 +97,55 @@ uint64_t gx_coalescer_granule(const gx_coalescer *c, uint64_t page_bytes)
     return page_bytes < c->granule_max ? page_bytes : c->granule_max;
 }
 
-uint64_t gx_coalescer_predict(const gx_coalescer *c, uint32_t sm)
+/* The SM's slot in the per-SM counters (a division only past sm_count). */
+static inline uint32_t sm_slot(const gx_coalescer *c, uint32_t sm)
 {
-    return c->size_ctr[sm % c->sms] >= c->size_half ? c->large : c->small;
+    return sm < c->sms ? sm : sm % c->sms;
 }
 
-int gx_coalescer_train_size(gx_coalescer *c, uint32_t sm, uint64_t predicted, uint64_t real)
+static inline uint64_t predict_slot(const gx_coalescer *c, uint32_t k)
 {
-    uint32_t *k = &c->size_ctr[sm % c->sms];
-    if (real >= c->large) {
-        if (*k < c->size_max)
+    return c->size_ctr[k] >= c->size_half ? c->large : c->small;
+}
+
+/* A saturating counter one step up (to max) or down (to 0). */
+static inline void saturate_step(uint32_t *k, int up, uint32_t max)
+{
+    if (up) {
+        if (*k < max)
             (*k)++;
     } else if (*k) {
         (*k)--;
     }
+}
+
+static inline int train_size_slot(gx_coalescer *c, uint32_t k, uint64_t predicted, uint64_t real)
+{
+    saturate_step(&c->size_ctr[k], real >= c->large, c->size_max);
     int miss = gx_coalescer_granule(c, predicted) != gx_coalescer_granule(c, real);
     c->st.size_predictions++;
     c->st.size_mispredictions += (uint64_t)miss;
     return miss;
 }
 
+uint64_t gx_coalescer_predict(const gx_coalescer *c, uint32_t sm)
+{
+    return predict_slot(c, sm_slot(c, sm));
+}
+
+int gx_coalescer_train_size(gx_coalescer *c, uint32_t sm, uint64_t predicted, uint64_t real)
+{
+    return train_size_slot(c, sm_slot(c, sm), predicted, real);
+}
+
 uint32_t gx_coalescer_group_pages(const gx_coalescer *c, uint32_t sm)
 {
-    return c->nb_ctr[sm % c->sms] >= c->nb_half ? c->line_pages : 1;
+    return c->nb_ctr[sm_slot(c, sm)] >= c->nb_half ? c->line_pages : 1;
 }
 
 void gx_coalescer_train_neighbour(gx_coalescer *c, uint32_t sm, int real_walk)
 {
-    uint32_t *k = &c->nb_ctr[sm % c->sms];
-    if (real_walk) {
-        if (*k < c->nb_max)
-            (*k)++;
-    } else if (*k) {
-        (*k)--;
-    }
+    saturate_step(&c->nb_ctr[sm_slot(c, sm)], real_walk, c->nb_max);
 }
 
 void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesced,
@@ -144,29 +159,13 @@ void gx_coalescer_count(gx_coalescer *c, uint64_t uncoalesced, uint64_t coalesce
 void gx_coalescer_alone(gx_coalescer *c, uint32_t sm, int tlb_hit, int leaf_read, int fault,
                         uint64_t real)
 {
-    /* gx_coalescer_predict, train_neighbour, train_size and count with the
-     * SM's counters found once */
-    const uint32_t k = sm < c->sms ? sm : sm % c->sms;
-    uint32_t *const sz = &c->size_ctr[k], *const nb = &c->nb_ctr[k];
-    const uint64_t predicted = *sz >= c->size_half ? c->large : c->small;
-    if (tlb_hit) {
-        if (*nb)
-            (*nb)--;
-    } else if (leaf_read) {
-        if (*nb < c->nb_max)
-            (*nb)++;
-    }
-    if (!fault) {
-        if (real >= c->large) {
-            if (*sz < c->size_max)
-                (*sz)++;
-        } else if (*sz) {
-            (*sz)--;
-        }
-        c->st.size_predictions++;
-        c->st.size_mispredictions +=
-            (uint64_t)(gx_coalescer_granule(c, predicted) != gx_coalescer_granule(c, real));
-    }
+    /* predict, train_neighbour, train_size and count with the SM's slot found once */
+    const uint32_t k = sm_slot(c, sm);
+    const uint64_t predicted = predict_slot(c, k);
+    if (tlb_hit || leaf_read)
+        saturate_step(&c->nb_ctr[k], !tlb_hit, c->nb_max);
+    if (!fault)
+        (void)train_size_slot(c, k, predicted, real);
     gx_coalescer_count(c, 1, 1, 0);
 }
 

@@ -266,9 +266,9 @@ static void place_entry(gx_ptable *pt, int level, int cls, uint64_t idx, gx_vmem
     uint32_t ebits = pt->bits[level];
     if (cls)
         ebits -= (uint32_t)gx_log2_u64(pt->sizes[cls - 1]) - pt->span_shift[level];
-    uint64_t node = (idx >> ebits) << 6 | (uint64_t)cls << 3 | (uint64_t)level;
+    uint64_t node = gx_vmem_key(idx >> ebits, cls, level);
     uint64_t pa = node_pa(pt, node, (uint64_t)pt->pte_bytes << ebits);
-    e->key = idx << 6 | (uint64_t)cls << 3 | (uint64_t)level;
+    e->key = gx_vmem_key(idx, cls, level);
     e->pa = pa + ((idx & (((uint64_t)1 << ebits) - 1)) << pt->pte_shift);
 }
 
@@ -353,7 +353,7 @@ static void entry_in_table(gx_vmem *vm, int level, int cls, uint64_t idx, uint64
         o->kind = any_mapped(pt, va, span) ? GX_PTE_TABLE : GX_PTE_INVALID;
     }
     o->va_base = va;
-    o->key = idx << 6 | (uint64_t)cls << 3 | (uint64_t)level;
+    o->key = gx_vmem_key(idx, cls, level);
     o->pa = pa0 + (idx << pt->pte_shift);
 }
 
@@ -425,7 +425,7 @@ int gx_vmem_fetch_block(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t f
         uint64_t ix = b.start + j;
         out[j] = o;
         out[j].va_base = ix << b.sh;
-        out[j].key = ix << 6 | (uint64_t)b.cls << 3 | (uint64_t)level;
+        out[j].key = gx_vmem_key(ix, b.cls, level);
         out[j].pa = b.pa0 + (ix << pt->pte_shift);
     }
     return (int)b.k;
@@ -442,7 +442,7 @@ int gx_vmem_fetch_uniform(gx_vmem *vm, int level, const gx_vmem_pte *e, uint32_t
         return 0;
     out->kind = o.kind;
     out->page_bytes = o.page_bytes;
-    out->first_key = b.start << 6 | (uint64_t)b.cls << 3 | (uint64_t)level;
+    out->first_key = gx_vmem_key(b.start, b.cls, level);
     out->first_va = b.start << b.sh;
     out->va_shift = b.sh;
     return (int)b.k;
