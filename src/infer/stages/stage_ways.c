@@ -569,7 +569,8 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
     infer_data_set(ctx, "ways", "method",
                    json_string("minimal eviction sets reduced from a congruent pool (group "
                                "testing); a set's size is the associativity"));
-    for (int i = 0; i < ctx->n_evsets; i++) { /* each kept set: its target, then its lines */
+    /* each kept set: its target, then its lines (built only when recording) */
+    for (int i = 0; infer_recording(ctx) && i < ctx->n_evsets; i++) {
         json_t *a = json_array();
         json_array_append_new(a, json_integer((json_int_t)ctx->evsets[i].target));
         for (uint32_t j = 0; j < ctx->evsets[i].n; j++)

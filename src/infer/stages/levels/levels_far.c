@@ -167,6 +167,8 @@ static int far_alternation(lv_state *s, size_t n, uint32_t line, double *alt, do
             for (size_t j = 0; j < na; j++)
                 a[w * na + j] = perm[j] + 8 * w;
         }
+        /* B in the upper half, interleaved in place: pair j's writes end at
+         * 2j + 1 < n + j + 1, below every B line still to be read */
         infer_chain_strided(&ctx->rng, 0, line, n, chain + n);
         for (size_t j = 0; j < n; j++) {
             chain[2 * j] = chain[n + j];
@@ -198,13 +200,14 @@ out:
  * back (the model's far_stream_extra). *far_delta: from far_alternation
  * where it agrees with probe pairs, else their median: the deltas of lines
  * of the far level (see below), probed in pairs after each chase: 3 x 96
- * far samples where the topology test's random
- * lines at 1.4x the first level give ~35. The chase: 2048 steps per chase,
- * where a 64-load seq stream (its loop leaves gaps a chase does not have)
- * read +6 and +39 on two runs of one chip (it is gone). c1, c2 in lines. *y = NaN when
- * the levels leave no plateau between them; *near_y: the near steps of the
- * alternation's chases when its delta is used (else NaN). The random stream is restored
- * after: later stages draw what they drew without this measurement. */
+ * far samples where the topology test's random lines at 1.4x the first
+ * level give ~35. The chase: 2048 steps per chase, where a 64-load seq
+ * stream (its loop leaves gaps a chase does not have) read +6 and +39 on
+ * two runs of one chip (it is gone). c1, c2 in lines. *y = NaN when the
+ * levels leave no plateau between them; *near_y: the near steps of the
+ * alternation's chases when its delta is used (else NaN). The random
+ * stream is restored after: later stages draw what they drew without this
+ * measurement. */
 int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
                         double *far_delta, double *near_y)
 {
@@ -254,6 +257,7 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
         /* most of them must be far hits, or the footprint was not a plateau */
         int probes_ok = nfd >= (size_t)LV_STREAM_CHASES * k / 2 && nfd >= 8;
         double dchase = 2.0 * (alt - aa), pmean = probes_ok ? gx_mean(fd, nfd) : NAN;
+        double pmed = probes_ok ? gx_median(fd, nfd) : NAN;
         /* The alternation's B steps are all far hits only where the near
          * level keeps its recently used lines (LRU-like): a tree PLRU with
          * A's hot lines in every set spares some B lines, and the chase's
@@ -265,16 +269,16 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
          * and probe pairs see of a far hit. Where they disagree, and without
          * probe pairs to check it by, the probe pairs' median stands, the
          * reference the model's far_hit and far_stream_extra were fitted to. */
-        if (probes_ok && isfinite(dchase) &&
-            fabs(dchase - pmean) <= LV_ALT_AGREE * pmean) {
+        if (probes_ok && isfinite(dchase) && fabs(dchase - pmean) <= LV_ALT_AGREE * pmean) {
             *far_delta = dchase;
             *near_y = aa;
         } else if (probes_ok) {
-            *far_delta = gx_median(fd, nfd);
+            *far_delta = pmed;
         }
-        infer_progress(ctx, "levels: isolated far hits: alternating chase %.1f, its near steps %.1f: "
+        infer_progress(ctx,
+                       "levels: isolated far hits: alternating chase %.1f, its near steps %.1f: "
                        "delta %.1f; probe pairs (%zu) mean %.1f, median %.1f: %s",
-                       alt, aa, dchase, nfd, pmean, probes_ok ? gx_median(fd, nfd) : NAN,
+                       alt, aa, dchase, nfd, pmean, pmed,
                        isfinite(*near_y) ? "the chases" : "the probe pairs' median");
         if (infer_recording(ctx)) {
             json_t *a = json_array();

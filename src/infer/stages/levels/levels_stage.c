@@ -382,7 +382,8 @@ static int run_levels(lv_state *s)
     ctx->line_conf = lconf;
     /* A chase over the far plateau is a stream of far hits: each costs the
      * chase's near plateau + the far delta, unless back-to-back far hits
-     * (line swaps) cost more, as on an H200 (+~40 cycles). */
+     * (line swaps) cost more, as on an H200 (+28-34 cycles over the probe
+     * pairs' far delta in six runs of one call). */
     ctx->far_stream_extra = NAN;
     if (s->near_far && line) {
         double ystream = NAN, fdelta = NAN, ynear = NAN;
