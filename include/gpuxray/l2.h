@@ -139,5 +139,9 @@ void gx_l2_get_stats(const gx_l2 *l2, gx_l2_stats *s);
 void gx_l2_reset_stats(gx_l2 *l2);
 /* The partition an SM sits next to (near-far); 0 for uniform. */
 uint32_t gx_l2_sm_partition(const gx_l2 *l2, uint32_t sm);
+/* The slice an access of SM sm to pa goes to first: near-far with copies in
+ * the near partition, the slice of the line's index within a partition in
+ * sm's near partition; otherwise the line's home slice. No state change. */
+uint32_t gx_l2_serving_slice(const gx_l2 *l2, uint64_t pa, uint32_t sm);
 
 #endif

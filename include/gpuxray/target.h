@@ -159,6 +159,30 @@ typedef struct gx_xchase_req {
  * cannot map a window (a driver without virtual memory management). */
 int gx_target_xchase(gx_target *t, const gx_xchase_req *req, double *cycles, gx_msg *msg);
 
+/* ---- contention: a slice's queue (the slices' second signal) ----
+ * While one thread on SM `sm` times its probes, every other SM runs
+ * hammer_warps warps that load the line at hammer_offset back to back
+ * through the L2 (several loads in flight each), from before the first probe
+ * until after the last. The thread loads each probe once untimed, then reps
+ * times timed, one after another: cycles[i] = the least of probe i's timed
+ * loads (the timer overhead included, like seq: a queue delays every load,
+ * a timer outlier only one). A probe served by the same
+ * L2 slice as the hammered line (as seen from `sm`) waits behind the
+ * hammers' requests; any other probe does not. hammer_warps 0 = no
+ * hammering: the same probes' baseline. */
+#define GX_CONTEND_MAX_REPS 64u
+#define GX_CONTEND_MAX_WARPS 8u
+typedef struct gx_contend_req {
+    uint64_t hammer_offset;
+    uint32_t hammer_warps; /* 0..GX_CONTEND_MAX_WARPS */
+    const uint64_t *probes;
+    size_t n_probes;       /* >= 1 */
+    uint32_t reps;         /* 1..GX_CONTEND_MAX_REPS */
+    uint32_t sm;
+} gx_contend_req;
+/* cycles: n_probes values. GX_EUNSUPPORTED when the target has no such probe. */
+int gx_target_contend(gx_target *t, const gx_contend_req *req, double *cycles, gx_msg *msg);
+
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s);
 
 #endif

@@ -33,6 +33,10 @@
 #define GX_ST_DUP 2     /* chain link: an offset appears twice */
 #define GX_ST_MOVED 3   /* %smid changed during the run (block migrated) */
 
+/* contend: the measurer's stop word in res[GX_R_AUX] is its ticket with this
+ * bit set (no other kernel writes a value with it there) */
+#define GX_CONTEND_STOP_BIT (1ull << 63)
+
 /* packed seq op */
 #define GX_OPW_OFFSET_MASK 0xFFFFFFFFFFFFull
 #define GX_OPW_KIND_SHIFT 48

@@ -1,5 +1,6 @@
 /* gx_probe.cu - the CUDA kernels behind the cuda target's primitives
  * (Contract 2 of DESIGN.md): pointer chase, timed op sequence, prime+probe,
+ * contention,
  * the device-side chain builder and an SM census. Built by nvcc to one
  * fatbin (sm_80, sm_86, sm_89, sm_90 + compute_90 PTX) that the C host
  * (src/target/cuda/) loads through the driver API; no C++ runtime is used.
@@ -58,6 +59,13 @@ static __device__ __forceinline__ u64 gx_ld_cg(const void *p)
     return v;
 }
 
+static __device__ __forceinline__ unsigned gx_ld_cg32(const void *p)
+{
+    unsigned v;
+    asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 static __device__ __forceinline__ void gx_st_cg(void *p, u64 v)
 {
     asm volatile("st.global.cg.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -102,6 +110,21 @@ static __device__ __forceinline__ bool gx_claim(u64 *res, unsigned want_smid, u6
     }
     __syncthreads();
     return hdr[0] != 0;
+}
+
+/* The end of a run of ops on the wanted SM: its status (GX_ST_MOVED when
+ * the block no longer sits there), ops done, values timed, the SM and the
+ * last value (dead-store guard) into the result slots. */
+static __device__ __forceinline__ void gx_report_ops(u64 *res, u64 status, unsigned want_smid,
+                                                     u64 done, u64 timed, u64 sink)
+{
+    if (status == GX_ST_OK && gx_smid() != want_smid)
+        status = GX_ST_MOVED;
+    res[GX_R_STATUS] = status;
+    res[GX_R_STEPS] = done;
+    res[GX_R_NTIMED] = timed;
+    res[GX_R_SMID] = gx_smid();
+    res[GX_R_SINK] = sink;
 }
 
 static __device__ __forceinline__ const u64 *gx_walk8(const u64 *p)
@@ -235,13 +258,7 @@ extern "C" __global__ void __launch_bounds__(GX_SEQ_THREADS)
     }
     for (unsigned k = 0; k < nt; k++)
         cycles_out[k] = s_cyc[k];
-    if (status == GX_ST_OK && gx_smid() != want_smid)
-        status = GX_ST_MOVED;
-    res[GX_R_STATUS] = status;
-    res[GX_R_STEPS] = i;
-    res[GX_R_NTIMED] = nt;
-    res[GX_R_SMID] = gx_smid();
-    res[GX_R_SINK] = prev;
+    gx_report_ops(res, status, want_smid, i, nt, prev);
 }
 
 /* All threads of the block on SM want_smid load the prime offsets (any
@@ -307,13 +324,92 @@ extern "C" __global__ void __launch_bounds__(GX_PP_THREADS)
         }
     for (u64 k = 0; k < i; k++)
         cycles_out[k] = s_cyc[k];
-    if (status == GX_ST_OK && gx_smid() != want_smid)
-        status = GX_ST_MOVED;
-    res[GX_R_STATUS] = status;
-    res[GX_R_STEPS] = i;
-    res[GX_R_NTIMED] = i;
-    res[GX_R_SMID] = gx_smid();
-    res[GX_R_SINK] = prev;
+    gx_report_ops(res, status, want_smid, i, i, prev);
+}
+
+/* Contention (target.h gx_target_contend). The block on SM want_smid that
+ * wins the claim measures: it waits `settle` cycles for the other blocks to
+ * start, then thread 0 loads each probe once untimed and `reps` times timed
+ * (each address dependent on the last value); cycles_out[i] = the least of
+ * probe i's timed loads. Every other block (the host launches one per SM)
+ * hammers: its first hammer_warps warps load the hammered line back to back,
+ * four 4-byte loads in flight a warp (the first four words at
+ * hammer_off), until the measurer raises the stop word
+ * (res[GX_R_AUX] = ticket | GX_CONTEND_STOP_BIT, a value no other kernel
+ * writes there) or the budget runs out, and adds its loads to
+ * res[GX_R_CYCLES] (the host zeroes both slots before the launch). */
+extern "C" __global__ void __launch_bounds__(GX_SEQ_THREADS)
+    gx_contend(char *base, u64 hammer_off, unsigned hammer_warps, const u64 *probe, u64 n_probe,
+               unsigned reps, unsigned want_smid, u64 settle, u64 zero, u64 budget, u64 *res,
+               unsigned *cycles_out, u64 ticket)
+{
+    extern __shared__ u64 gx_smem[];
+    volatile u64 *hdr = gx_smem;
+    const u64 stop = ticket | GX_CONTEND_STOP_BIT;
+    const u64 t_begin = gx_clock();
+    if (threadIdx.x == 0) {
+        u64 mine = 0;
+        if (gx_smid() == want_smid && atomicExch(&res[GX_R_CLAIM], ticket) != ticket)
+            mine = 1;
+        hdr[0] = mine;
+    }
+    __syncthreads();
+    if (!hdr[0]) {
+        const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        if (threadIdx.x == 0)
+            atomicAdd(&res[GX_R_STEPS], 1ull); /* started (the host zeroed the slot) */
+        if (warp >= hammer_warps)
+            return;
+        const unsigned *h = (const unsigned *)(base + hammer_off);
+        volatile u64 *flag = (volatile u64 *)&res[GX_R_AUX];
+        unsigned acc = 0;
+        const unsigned z = (unsigned)zero;
+        unsigned it = 1;
+        for (;; it++) {
+            const unsigned *a = h + (acc & z);
+            acc += gx_ld_cg32(a) + gx_ld_cg32(a + 1) + gx_ld_cg32(a + 2) + gx_ld_cg32(a + 3);
+            if ((it & 63) == 0 && (*flag == stop || gx_clock() - t_begin > budget))
+                break;
+        }
+        if ((acc & z) != 0) /* never true */
+            hdr[3] = acc;
+        if (lane == 0)
+            atomicAdd(&res[GX_R_CYCLES], (u64)it * 4u);
+        return;
+    }
+    if (threadIdx.x != 0)
+        return;
+    /* wait until every other block has started (or `settle` cycles) */
+    {
+        volatile u64 *started = (volatile u64 *)&res[GX_R_STEPS];
+        const u64 t0 = gx_clock();
+        while (*started < gridDim.x - 1 && gx_clock() - t0 < settle)
+            ;
+    }
+    /* each timed load: clock, load, the value folded into the next address
+     * (and.b64 with zero: the clock read after it waits for the value), clock */
+    u64 dep = 0, status = GX_ST_OK, i = 0;
+    for (; i < n_probe; i++) {
+        const char *a = base + __ldcs(probe + i);
+        u64 v = gx_ld_cg(a + dep);
+        asm volatile("and.b64 %0, %1, %2;" : "=l"(dep) : "l"(v), "l"(zero) : "memory");
+        u64 least = ~0ull;
+        for (unsigned r = 0; r < reps; r++) {
+            const u64 t0 = gx_clock();
+            v = gx_ld_cg(a + dep);
+            asm volatile("and.b64 %0, %1, %2;" : "=l"(dep) : "l"(v), "l"(zero) : "memory");
+            const u64 t = gx_clock() - t0 + dep;
+            least = t < least ? t : least;
+        }
+        cycles_out[i] = least > 0xFFFFFFFFull ? 0xFFFFFFFFu : (unsigned)least;
+        if (gx_clock() - t_begin > budget) {
+            status = GX_ST_TIMEOUT;
+            i++;
+            break;
+        }
+    }
+    atomicExch(&res[GX_R_AUX], stop);
+    gx_report_ops(res, status, want_smid, i, i, dep);
 }
 
 /* Chain builder, pass 1: zero every chain word. */

@@ -290,6 +290,15 @@ static inline void locate(const gx_l2 *l2, uint64_t pa, uint32_t *s, uint32_t *k
     locate_s(l2, pa, s, k, 0);
 }
 
+uint32_t gx_l2_serving_slice(const gx_l2 *l2, uint64_t pa, uint32_t sm)
+{
+    uint32_t home, set;
+    locate(l2, pa, &home, &set);
+    if (l2->nf && l2->copy_to_near)
+        return gx_l2_sm_partition(l2, sm) * l2->spp + l2->s_idx[home];
+    return home;
+}
+
 static inline uint64_t set_id(const gx_l2 *l2, uint32_t part, uint32_t idx, uint32_t set)
 {
     return (uint64_t)part * l2->part_sets + (uint64_t)idx * l2->sps + set;

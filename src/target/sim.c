@@ -22,6 +22,19 @@
  *   shares the target SM's near partition; then the probes run in order on
  *   SM sm, each timed (latency + timer overhead).
  *
+ * - contend: the hammered line is loaded once from an SM of every partition
+ *   (the hammers keep it present), then the probes run in order on SM sm
+ *   like seq's loads (one untimed, reps timed, the least reported; the
+ *   hammered line touched again after each probe as the hammers would). A probe whose serving
+ *   slice (gx_l2_serving_slice) is the hammered line's, both seen from sm,
+ *   waits behind the hammers' requests in that slice's queue: each hammer
+ *   SM sending its loads of the line to that slice keeps
+ *   SIM_CONTEND_IN_FLIGHT loads a warp outstanding there, served at
+ *   SIM_SLICE_REQUESTS_PER_CYCLE, so the wait is in_flight x warps x SMs /
+ *   rate cycles, +-SIM_CONTEND_JITTER of it per timed load (a stated model
+ *   choice: the H200 showed 1000-1400 cycles with 131 SMs x 8 warps,
+ *   data/nvidia-h200/contend-2026-12-02).
+ *
  * - xchase: the timed window at 64 TiB and the thrashing one 16 TiB above,
  *   each aliased (gx_vmem_alias) onto one frame of its own; the two
  *   threads alternate one access each (the thrashing one first); each timed
@@ -60,6 +73,10 @@ _Static_assert(GX_PROFILE_MAX_PAGE_BYTES <= SIM_PHYS_BYTES,
  * than the host's L2), 16-80 MiB chases: 5.3 -> 8.5 M accesses/s (CPU time,
  * loaded 2-core VM); distances 4-32 measured alike. */
 #define CHASE_PREFETCH 8
+/* contention model (contend, above) */
+#define SIM_CONTEND_IN_FLIGHT 4.0          /* loads a hammering warp keeps outstanding */
+#define SIM_SLICE_REQUESTS_PER_CYCLE 2.0   /* a slice's service rate */
+#define SIM_CONTEND_JITTER 0.25            /* relative spread of one load's wait */
 
 typedef struct sim_target {
     gx_profile *prof;
@@ -285,6 +302,51 @@ static int sim_xchase(void *impl, const gx_xchase_req *req, double *cycles, gx_m
     return GX_OK;
 }
 
+/* Contention (target.h): see the notes at the top. */
+static int sim_contend(void *impl, const gx_contend_req *req, double *cycles, gx_msg *msg)
+{
+    (void)msg;
+    sim_target *s = impl;
+    const uint32_t nsm = s->prof->device.sm_count, parts = s->prof->l2.partitions;
+    const uint64_t hpa = translate(s, req->hammer_offset);
+    const uint32_t hslice = gx_l2_serving_slice(s->l2, hpa, req->sm);
+    uint32_t same = 0, near_hammer = req->sm;
+    for (uint32_t k = 0; k < nsm; k++) {
+        if (k == req->sm)
+            continue;
+        if (gx_l2_serving_slice(s->l2, hpa, k) == hslice)
+            same++;
+        if (near_hammer == req->sm &&
+            gx_l2_sm_partition(s->l2, k) == gx_l2_sm_partition(s->l2, req->sm))
+            near_hammer = k;
+    }
+    if (req->hammer_warps) /* the hammers keep the line present wherever they read it */
+        for (uint32_t p = 0, k = 0; p < (parts ? parts : 1) && k < nsm; k++)
+            if (k != req->sm && gx_l2_sm_partition(s->l2, k) == p) {
+                (void)mem_access(s, req->hammer_offset, k, GX_L2_READ);
+                p++;
+            }
+    const double wait = SIM_CONTEND_IN_FLIGHT * req->hammer_warps * same /
+                        SIM_SLICE_REQUESTS_PER_CYCLE;
+    for (size_t i = 0; i < req->n_probes; i++) {
+        const uint64_t off = req->probes[i];
+        const int queued = wait > 0 && gx_l2_serving_slice(s->l2, translate(s, off), req->sm) ==
+                                           hslice;
+        (void)mem_access(s, off, req->sm, GX_L2_READ);
+        double least = INFINITY;
+        for (uint32_t r = 0; r < req->reps; r++) {
+            double c = mem_access(s, off, req->sm, GX_L2_READ) + s->overhead_cycles;
+            if (queued)
+                c += wait * (1.0 + SIM_CONTEND_JITTER * (2.0 * gx_rng_uniform(&s->rng) - 1.0));
+            least = c < least ? c : least;
+        }
+        cycles[i] = least;
+        if (req->hammer_warps && near_hammer != req->sm)
+            (void)mem_access(s, req->hammer_offset, near_hammer, GX_L2_READ);
+    }
+    return GX_OK;
+}
+
 static const gx_target_ops sim_ops = {
     .close = sim_close,
     .arena = sim_arena,
@@ -293,6 +355,7 @@ static const gx_target_ops sim_ops = {
     .prime_probe = sim_prime_probe,
     .smem_probe = sim_smem_probe_op,
     .xchase = sim_xchase,
+    .contend = sim_contend,
 };
 
 static int check_runnable(const gx_profile *p, const char *path, gx_msg *msg)

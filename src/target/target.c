@@ -288,6 +288,37 @@ int gx_target_xchase(gx_target *t, const gx_xchase_req *req, double *cycles, gx_
     return rc;
 }
 
+int gx_target_contend(gx_target *t, const gx_contend_req *req, double *cycles, gx_msg *msg)
+{
+    int rc;
+    if (!req || !req->probes || req->n_probes == 0 || !cycles)
+        return gx_fail(msg, GX_EINVAL, "contend needs probe offsets and a cycles buffer");
+    if (!t->ops->contend)
+        return gx_fail(msg, GX_EUNSUPPORTED, "contend: target %s has no contention probe",
+                       t->info.spec);
+    if (req->reps == 0 || req->reps > GX_CONTEND_MAX_REPS)
+        return gx_fail(msg, GX_ERANGE, "contend: %u timed loads a probe outside 1..%u", req->reps,
+                       GX_CONTEND_MAX_REPS);
+    if (req->hammer_warps > GX_CONTEND_MAX_WARPS)
+        return gx_fail(msg, GX_ERANGE, "contend: %u hammering warps an SM outside 0..%u",
+                       req->hammer_warps, GX_CONTEND_MAX_WARPS);
+    if ((rc = check_sm(t, req->sm, msg)) != GX_OK ||
+        (rc = check_offset(t, req->hammer_offset, msg)) != GX_OK)
+        return rc;
+    for (size_t i = 0; i < req->n_probes; i++)
+        if ((rc = check_offset(t, req->probes[i], msg)) != GX_OK)
+            return rc;
+    double t0 = gx_monotonic_seconds();
+    rc = t->ops->contend(t->impl, req, cycles, msg);
+    t->stats.seconds += gx_monotonic_seconds() - t0;
+    t->stats.calls++;
+    /* the probes only: the hammers' loads run beside them, as many as time allows */
+    uint64_t n = (uint64_t)req->n_probes * (req->reps + 1u);
+    t->stats.accesses += n;
+    t->stats.serial_accesses += n;
+    return rc;
+}
+
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s)
 {
     *s = t->stats;

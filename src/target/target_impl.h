@@ -18,6 +18,8 @@ typedef struct gx_target_ops {
     int (*smem_probe)(void *impl, const gx_smem_probe_req *req, double *cycles, gx_msg *msg);
     /* NULL: no translation chase (GX_EUNSUPPORTED) */
     int (*xchase)(void *impl, const gx_xchase_req *req, double *cycles, gx_msg *msg);
+    /* NULL: no contention probe (GX_EUNSUPPORTED) */
+    int (*contend)(void *impl, const gx_contend_req *req, double *cycles, gx_msg *msg);
 } gx_target_ops;
 
 struct gx_target {

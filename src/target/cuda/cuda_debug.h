@@ -12,4 +12,7 @@
 /* GX_OK, or GX_EINVAL when t is not a cuda target. */
 int gx_cuda_target_counters(const gx_target *t, uint64_t *launches, uint64_t *relaunches);
 
+/* The hammers' loads in the last contend launch; GX_EINVAL when t is not a cuda target. */
+int gx_cuda_target_hammer_loads(const gx_target *t, uint64_t *loads);
+
 #endif

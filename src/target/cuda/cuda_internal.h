@@ -49,6 +49,7 @@ typedef struct cuda_target {
     CUfunction f_chase, f_seq, f_pp, f_clear, f_link, f_census;
     CUfunction f_smem;      /* gx_smem_probe (gx_smem.cu) */
     CUfunction f_xchase;    /* gx_xchase */
+    CUfunction f_contend;   /* gx_contend */
     cuda_xwin xwin[2];      /* translation chase windows: timed, thrashing */
     CUdeviceptr d_flags;    /* xchase: thrasher running / timed done / sink */
     CUdeviceptr d_xcyc;     /* xchase: u16 cycles of one launch */
@@ -77,6 +78,7 @@ typedef struct cuda_target {
     size_t h_out_cap; /* u64 words */
     uint64_t ticket;  /* claim tickets: never repeated */
     uint64_t launches, relaunches;
+    uint64_t hammer_loads; /* contend: the hammers' loads in the last launch */
     uint64_t *chain; /* offsets of the chain now built in the arena */
     size_t chain_n, chain_cap;
     int chain_valid;
@@ -128,6 +130,7 @@ int cuda_prime_probe(void *impl, const uint64_t *prime, size_t n_prime, uint32_t
                      gx_msg *msg);
 int cuda_smem_probe(void *impl, const gx_smem_probe_req *req, double *cycles,
                     gx_msg *msg);
+int cuda_contend(void *impl, const gx_contend_req *req, double *cycles, gx_msg *msg);
 
 /* ---- cuda_xchase.c ---- */
 int cuda_xchase(void *impl, const gx_xchase_req *req, double *cycles, gx_msg *msg);

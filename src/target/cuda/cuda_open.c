@@ -58,7 +58,7 @@
  *
  * Files (src/target/cuda/): cuda_driver.{h,c} (the driver API, dlopen),
  * cuda_context.c (checked calls, buffers, launches, arena), cuda_probes.c
- * (chase, seq, prime + probe, shared memory), cuda_xchase.c (translation
+ * (chase, seq, prime + probe, shared memory, contention), cuda_xchase.c (translation
  * chase), cuda_open.c (this file: the ops table, open); cuda_internal.h
  * what they share; cuda_debug.h counters for measurement tools. */
 #include <stdio.h>
@@ -75,6 +75,7 @@ static const gx_target_ops cuda_ops = {
     .prime_probe = cuda_prime_probe,
     .smem_probe = cuda_smem_probe,
     .xchase = cuda_xchase,
+    .contend = cuda_contend,
 };
 
 int gx_cuda_target_counters(const gx_target *t, uint64_t *launches, uint64_t *relaunches)
@@ -84,6 +85,14 @@ int gx_cuda_target_counters(const gx_target *t, uint64_t *launches, uint64_t *re
     const cuda_target *c = t->impl;
     *launches = c->launches;
     *relaunches = c->relaunches;
+    return GX_OK;
+}
+
+int gx_cuda_target_hammer_loads(const gx_target *t, uint64_t *loads)
+{
+    if (!t || t->ops != &cuda_ops)
+        return GX_EINVAL;
+    *loads = ((const cuda_target *)t->impl)->hammer_loads;
     return GX_OK;
 }
 
@@ -122,7 +131,7 @@ static int setup_pinning(cuda_target *c, gx_msg *msg)
     c->pp_smem = c->pin_smem;
     if (c->one_block_per_sm && (uint32_t)optin > c->pin_smem)
         c->pp_smem = (uint32_t)optin / 128u * 128u;
-    CUfunction fs[] = {c->f_chase, c->f_seq, c->f_pp, c->f_census, c->f_xchase};
+    CUfunction fs[] = {c->f_chase, c->f_seq, c->f_pp, c->f_census, c->f_xchase, c->f_contend};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
         CU_OPEN(c,
                 c->api.FuncSetAttribute(fs[i], GX_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -234,6 +243,7 @@ static int load_module(cuda_target *c, int cc_major, int cc_minor, gx_msg *msg)
         {"gx_census", offsetof(cuda_target, f_census)},
         {"gx_smem_probe", offsetof(cuda_target, f_smem)},
         {"gx_xchase", offsetof(cuda_target, f_xchase)},
+        {"gx_contend", offsetof(cuda_target, f_contend)},
     };
     for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
         CUfunction f = NULL;

@@ -1,8 +1,9 @@
 /* cuda_probes.c - the cuda target's probe primitives on device memory: the
  * pointer chase (chain built on the device, cached while the arena and
  * offsets stay), seq (ops in chunks of what shared memory holds),
- * prime + probe (one block primes, thread 0 times the probes) and the
- * shared-memory bank probe. Each runs on the wanted SM through run_pinned. */
+ * prime + probe (one block primes, thread 0 times the probes), the
+ * shared-memory bank probe and contention (thread 0 times the probes while
+ * the blocks on every other SM hammer one line). Each runs on the wanted SM through run_pinned. */
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -271,5 +272,56 @@ int cuda_smem_probe(void *impl, const gx_smem_probe_req *req, double *cycles,
         return gx_fail(msg, GX_EDEVICE, "cuda: smem_probe ran %llu of %u timed loads",
                        (unsigned long long)res[GX_R_STEPS], reps);
     *cycles = (double)res[GX_R_CYCLES] / (double)reps;
+    return GX_OK;
+}
+
+/* ---- contention ----------------------------------------------------------- */
+
+/* The longest the measurer waits for every hammering block to start: ~1 ms,
+ * ten times what a launch's blocks take to reach every SM */
+#define CONTEND_SETTLE_CYCLES (10 * GX_CUDA_LINGER_CYCLES)
+
+/* One launch of gx_contend over all probes (their offsets through d_buf,
+ * the least of each one's timed loads back in the result slots). */
+int cuda_contend(void *impl, const gx_contend_req *req, double *cycles, gx_msg *msg)
+{
+    cuda_target *c = impl;
+    int rc;
+    const size_t n = req->n_probes;
+    if ((rc = cuda_check_usable(c, msg)) != GX_OK ||
+        (rc = cuda_ensure_dev(c, &c->d_buf, &c->d_buf_bytes, n * sizeof(uint64_t), msg)) != GX_OK ||
+        (rc = cuda_ensure_out(c, n, msg)) != GX_OK)
+        return rc;
+    CU_TRY(c, c->api.MemcpyHtoD(c->d_buf, req->probes, n * sizeof(uint64_t)),
+           "cuMemcpyHtoD (contention probes)", msg);
+    uint64_t hammer = req->hammer_offset, n64 = n, settle = CONTEND_SETTLE_CYCLES, zero = 0;
+    uint64_t linger = 0, ticket = 0;
+    uint64_t budget = cuda_budget_for(c, (uint64_t)n * (req->reps + 1u)) + settle;
+    uint32_t warps = req->hammer_warps, reps = req->reps, smid = 0;
+    CUdeviceptr d_cyc = c->d_out + GX_R_SLOTS * sizeof(uint64_t);
+    void *params[] = {&c->arena, &hammer, &warps, &c->d_buf, &n64,      &reps,  &smid,
+                      &settle,   &zero,   &budget, &c->d_out, &d_cyc, &ticket};
+    (void)linger;
+    _Static_assert(GX_R_CYCLES == GX_R_STEPS - 1, "the hammers' two slots are adjacent");
+    CU_TRY(c, c->api.MemsetD8(c->d_out + GX_R_CYCLES * sizeof(uint64_t), 0, 2 * sizeof(uint64_t)),
+           "cuMemsetD8 (hammer counts)", msg);
+    if ((rc = cuda_run_pinned(c, c->f_contend, "gx_contend", GX_SEQ_THREADS, c->pin_smem, req->sm,
+                              params, &linger, &smid, &ticket, budget, n, msg)) != GX_OK)
+        return rc;
+    const uint64_t *res = c->h_out;
+    if (res[GX_R_STATUS] == GX_ST_TIMEOUT)
+        return gx_fail(msg, GX_ETIMEOUT,
+                       "cuda: contend on SM %u stopped by its budget of %llu cycles after %llu of "
+                       "%zu probes",
+                       req->sm, (unsigned long long)budget, (unsigned long long)res[GX_R_STEPS], n);
+    if (res[GX_R_STEPS] != n)
+        return gx_fail(msg, GX_EDEVICE, "cuda: contend timed %llu of %zu probes",
+                       (unsigned long long)res[GX_R_STEPS], n);
+    c->hammer_loads = res[GX_R_CYCLES];
+    if (warps && c->hammer_loads == 0)
+        return gx_fail(msg, GX_EDEVICE, "cuda: contend on SM %u: no hammering warp ran", req->sm);
+    const uint32_t *cyc = cuda_out_cycles(c);
+    for (size_t i = 0; i < n; i++)
+        cycles[i] = (double)cyc[i];
     return GX_OK;
 }
