@@ -77,9 +77,10 @@ int main(int argc, char **argv)
     r.n = (size_t)(page / line);
     int rc = 1, ok = 1;
     int *cls = malloc(r.n * sizeof *cls);
+    uint64_t *lines = malloc(r.n * sizeof *lines);
     sc_partition *part = malloc(sizeof *part);
     FILE *f = out ? fopen(out, "w") : NULL;
-    if (!cls || !part || (out && !f)) {
+    if (!cls || !lines || !part || (out && !f)) {
         fprintf(stderr, "contend_classes: %s\n", out && !f ? "cannot write the CSV" : "out of memory");
         goto done;
     }
@@ -89,7 +90,8 @@ int main(int argc, char **argv)
     }
     double t0 = gx_monotonic_seconds();
     sc_opts so = {(uint32_t)line, sm, warps, reps};
-    int prc = sc_partition_page(r.t, &so, 0, r.n, cls, part, &r.msg);
+    sc_page_lines(0, (uint32_t)line, r.n, lines);
+    int prc = sc_partition_lines(r.t, &so, lines, r.n, cls, part, &r.msg);
     uint64_t loads = 0;
     if (gx_cuda_target_hammer_loads(r.t, &loads) == GX_OK)
         fprintf(stderr, "the last launch's hammers made %llu loads\n", (unsigned long long)loads);
@@ -111,8 +113,8 @@ int main(int argc, char **argv)
             fprintf(f, "0,%zu,%d\n", i, cls[i]);
     for (uint32_t p = 1; p < pages; p++) {
         size_t none = 0, twice = 0;
-        if (sc_join_page(r.t, &so, part, (uint64_t)p * page, r.n, cls, &none, &twice, &r.msg) !=
-            GX_OK) {
+        sc_page_lines((uint64_t)p * page, (uint32_t)line, r.n, lines);
+        if (sc_join_lines(r.t, &so, part, lines, r.n, cls, &none, &twice, &r.msg) != GX_OK) {
             fprintf(stderr, "contend_classes: %s\n", r.msg.text);
             goto done;
         }
@@ -129,6 +131,7 @@ done:
         rc = 1;
     }
     free(cls);
+    free(lines);
     free(part);
     gx_target_close(r.t);
     return rc;

@@ -12,6 +12,8 @@
  *   bit partly above the page) and a generated profile with a table hash:
  *   slices and the hash match the truth (gx_compare: partitions of held-out
  *   lines up to relabelling); a near-far card: partitions from SM groups;
+ *   slices at the same distance from every SM (a skew of 2 cycles: the
+ *   fingerprints read one class): the count from contention;
  * - uniform partitions (slice_parts.h) on synthetic centers (1, 2, 4
  *   partitions, one class per partition included) and through the stage on
  *   generated uniform cards;
@@ -636,6 +638,32 @@ static void test_stage_seed_card(void **state)
     close_case(&c, 0);
 }
 
+/* Slices at the same distance from every SM: hopper-like with a per-(SM,
+ * slice) skew of 2 cycles, where the fingerprints read one class. The
+ * contention cross-check must give the 60 slices of a partition x 2. */
+static void test_stage_contention_count(void **state)
+{
+    (void)state;
+    gx_profile *p = NULL;
+    gx_msg msg;
+    assert_int_equal(gx_profile_load(gx_test_path("profiles/hopper-like.json"), &p, &msg), GX_OK);
+    p->sim.sm_slice_skew_cycles = 2;
+    const char *path = gx_test_tmp("hopper-like-flat-skew.json");
+    assert_int_equal(gx_profile_save(p, path, &msg), GX_OK);
+    gx_profile_free(p);
+    simcase c;
+    open_profile(&c, path, 5);
+    gx_infer *ctx;
+    run_stage(&c, &ctx, &msg);
+    assert_int_equal(ctx->slices, 120);
+    assert_int_equal(ctx->out->l2.slices, 120);
+    assert_true(gx_profile_confidence(ctx->out, "l2.slices") >= 0.9);
+    expect_field(c.truth, ctx->out, "l2.slices");
+    assert_false(ctx->out->l2.slice_hash.present); /* the fingerprints' hash is coarser */
+    free_ctx(ctx);
+    close_case(&c, 0);
+}
+
 static int has_table_uniform(const gx_profile *p)
 {
     return p->l2.slice_hash.table && p->l2.topology == GX_TOPO_UNIFORM && p->l2.slices >= 20 &&
@@ -832,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_stage_seed_card),
         cmocka_unit_test(test_stage_table_hash),
         cmocka_unit_test(test_stage_near_far_partitions),
+        cmocka_unit_test(test_stage_contention_count),
         cmocka_unit_test(test_stage_uniform_partitions),
         cmocka_unit_test(test_predict_new_pages_seed),
         cmocka_unit_test(test_predict_new_pages_table),

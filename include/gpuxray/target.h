@@ -165,7 +165,7 @@ int gx_target_xchase(gx_target *t, const gx_xchase_req *req, double *cycles, gx_
  * through the L2 (several loads in flight each), from before the first probe
  * until after the last. The thread loads each probe once untimed, then reps
  * times timed, one after another: cycles[i] = the least of probe i's timed
- * loads (the timer overhead included, like seq: a queue delays every load,
+ * loads (a clock pair's overhead included, as in seq: a queue delays every load,
  * a timer outlier only one). A probe served by the same
  * L2 slice as the hammered line (as seen from `sm`) waits behind the
  * hammers' requests; any other probe does not. hammer_warps 0 = no

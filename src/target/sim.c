@@ -89,6 +89,7 @@ typedef struct sim_target {
     double overhead_cycles;
     gx_noise timer; /* jitter of timer readings */
     gx_rng rng;     /* prime order, prime SMs */
+    gx_rng crng;    /* contention jitter (a stream of its own: contend leaves rng as it was) */
     uint32_t *near_sms; /* scratch: SMs of one partition */
     sim_smem *smem;     /* shared memory (sim_smem.c) */
 } sim_target;
@@ -337,7 +338,7 @@ static int sim_contend(void *impl, const gx_contend_req *req, double *cycles, gx
         for (uint32_t r = 0; r < req->reps; r++) {
             double c = mem_access(s, off, req->sm, GX_L2_READ) + s->overhead_cycles;
             if (queued)
-                c += wait * (1.0 + SIM_CONTEND_JITTER * (2.0 * gx_rng_uniform(&s->rng) - 1.0));
+                c += wait * (1.0 + SIM_CONTEND_JITTER * (2.0 * gx_rng_uniform(&s->crng) - 1.0));
             least = c < least ? c : least;
         }
         cycles[i] = least;
@@ -408,6 +409,7 @@ int gx_sim_target_open(const char *profile_path, uint64_t seed, const gx_target_
     gx_noise_init(&s->timer, p->sim.present, p->sim.jitter_cycles, 0, 0, 0,
                   gx_mix64(seed ^ 0x7173e5ULL));
     gx_rng_seed(&s->rng, gx_mix64(seed ^ 0x9a1e5ULL));
+    gx_rng_seed(&s->crng, gx_mix64(seed ^ 0xc0117e5dULL));
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "%s", p->device.name);
     info->sm_count = p->device.sm_count;

@@ -98,7 +98,7 @@ static int slowed_by(gx_target *t, const sc_opts *o, sc_work *w, uint64_t hammer
 /* One greedy step over the `left` lines still without a class (line ids in
  * order[]): the first is hammered; its class takes the slowed ones and
  * order[] keeps the rest. */
-static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, uint64_t page_off,
+static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, const uint64_t *lines,
                        int *order, size_t *left, int *cls, uint32_t k, double noise,
                        const double *page_base, sc_partition *p, gx_msg *msg)
 {
@@ -107,7 +107,7 @@ static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, uint64_t page
     if (!base)
         return gx_fail(msg, GX_ENOMEM, "slices: out of memory");
     for (size_t j = 0; j < m; j++) {
-        w->probes[j] = page_off + (uint64_t)order[j] * o->line_bytes;
+        w->probes[j] = lines[order[j]];
         base[j] = page_base[order[j]];
     }
     double self = 0;
@@ -119,6 +119,7 @@ static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, uint64_t page
                      self, noise);
     if (rc == GX_OK) {
         p->first[k] = w->probes[0];
+        p->first_base[k] = base[0];
         size_t keep = 0, members = 0;
         for (size_t j = 0; j < m; j++) {
             const double d = (w->a[j] - base[j]) < (w->b[j] - base[j]) ? (w->a[j] - base[j])
@@ -143,8 +144,9 @@ static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, uint64_t page
 }
 
 /* Every class from its second member over the whole page. */
-static int check_classes(gx_target *t, const sc_opts *o, sc_work *w, uint64_t page_off, size_t n,
-                         const int *cls, const double *base, sc_partition *p, gx_msg *msg)
+static int check_classes(gx_target *t, const sc_opts *o, sc_work *w, const uint64_t *lines,
+                         size_t n, const int *cls, const double *base, sc_partition *p,
+                         gx_msg *msg)
 {
     int *mark = malloc(n * sizeof *mark);
     if (!mark)
@@ -157,8 +159,7 @@ static int check_classes(gx_target *t, const sc_opts *o, sc_work *w, uint64_t pa
                 second = i;
         if (second == n)
             continue; /* a class of one line: nothing to check it from */
-        for (size_t i = 0; i < n; i++)
-            w->probes[i] = page_off + (uint64_t)i * o->line_bytes;
+        memcpy(w->probes, lines, n * sizeof *lines);
         double self = 0;
         if ((rc = slowed_by(t, o, w, w->probes[second], n, second, base, &self, msg)) != GX_OK)
             break;
@@ -178,8 +179,14 @@ static int check_classes(gx_target *t, const sc_opts *o, sc_work *w, uint64_t pa
     return rc;
 }
 
-int sc_partition_page(gx_target *t, const sc_opts *o, uint64_t page_off, size_t n, int *cls,
-                      sc_partition *p, gx_msg *msg)
+void sc_page_lines(uint64_t page_off, uint32_t line_bytes, size_t n, uint64_t *lines)
+{
+    for (size_t i = 0; i < n; i++)
+        lines[i] = page_off + (uint64_t)i * line_bytes;
+}
+
+int sc_partition_lines(gx_target *t, const sc_opts *o, const uint64_t *lines, size_t n,
+                       int *cls, sc_partition *p, gx_msg *msg)
 {
     memset(p, 0, sizeof *p);
     p->smallest = n;
@@ -195,7 +202,7 @@ int sc_partition_page(gx_target *t, const sc_opts *o, uint64_t page_off, size_t 
     if (!page_base || !order)
         rc = gx_fail(msg, GX_ENOMEM, "slices: out of memory");
     for (size_t i = 0; rc == GX_OK && i < n; i++) {
-        w.probes[i] = page_off + (uint64_t)i * o->line_bytes;
+        w.probes[i] = lines[i];
         order[i] = (int)i;
         cls[i] = -1;
     }
@@ -217,35 +224,34 @@ int sc_partition_page(gx_target *t, const sc_opts *o, uint64_t page_off, size_t 
                          SC_MAX_CLASSES);
             break;
         }
-        rc = greedy_step(t, o, &w, page_off, order, &left, cls, p->classes, noise, page_base, p,
+        rc = greedy_step(t, o, &w, lines, order, &left, cls, p->classes, noise, page_base, p,
                          msg);
         if (rc == GX_OK)
             p->classes++;
     }
     if (rc == GX_OK)
-        rc = check_classes(t, o, &w, page_off, n, cls, page_base, p, msg);
+        rc = check_classes(t, o, &w, lines, n, cls, page_base, p, msg);
     free(page_base);
     free(order);
     work_free(&w);
     return rc;
 }
 
-int sc_join_page(gx_target *t, const sc_opts *o, const sc_partition *p, uint64_t page_off,
-                 size_t n, int *cls, size_t *none, size_t *twice, gx_msg *msg)
+int sc_join_lines(gx_target *t, const sc_opts *o, const sc_partition *p, const uint64_t *lines,
+                  size_t n, int *cls, size_t *none, size_t *twice, gx_msg *msg)
 {
     sc_work w;
     int rc = work_alloc(&w, n, msg);
     if (rc != GX_OK)
         return rc;
     *none = *twice = 0;
-    for (size_t i = 0; i < n; i++) {
-        w.probes[i] = page_off + (uint64_t)i * o->line_bytes;
+    memcpy(w.probes, lines, n * sizeof *lines);
+    for (size_t i = 0; i < n; i++)
         cls[i] = -1;
-    }
+    rc = baseline(t, o, &w, n, msg); /* the lines' own, once for every class */
     for (uint32_t c = 0; rc == GX_OK && c < p->classes; c++) {
         w.probes[n] = p->first[c]; /* the hammered line measures its own slowdown */
-        if ((rc = baseline(t, o, &w, n + 1, msg)) != GX_OK)
-            break;
+        w.base[n] = p->first_base[c];
         double self = 0;
         if ((rc = slowed_by(t, o, &w, p->first[c], n + 1, n, w.base, &self, msg)) != GX_OK)
             break;

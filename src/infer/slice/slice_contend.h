@@ -21,7 +21,7 @@
  * differences) shows no contention: GX_EUNSURE.
  *
  * Cost: 2 + 2 x classes launches of n probes for a partition (the check as
- * much again), 4 x classes for a join; each probe reps + 1 loads. */
+ * much again), 2 + 2 x classes for a join; each probe reps + 1 loads. */
 #ifndef GPUXRAY_INFER_SLICE_CONTEND_H
 #define GPUXRAY_INFER_SLICE_CONTEND_H
 
@@ -44,22 +44,27 @@ typedef struct sc_opts {
 typedef struct sc_partition {
     uint32_t classes;
     uint64_t first[SC_MAX_CLASSES]; /* arena offset of each class's first line */
+    double first_base[SC_MAX_CLASSES]; /* its unhammered cycles (the join's reference) */
     uint32_t checked, agreed;       /* classes checked from a second member, of them exact */
     size_t smallest, largest;       /* lines in the smallest / largest class */
     double slowdown_min;            /* the least slowdown of a member (cycles) */
     double other_max;               /* the most slowdown of a line outside the class */
 } sc_partition;
 
-/* Classes of the n lines at page_off + i * line_bytes: cls[i] in
- * 0..p->classes-1. GX_EUNSURE (message set) when no contention shows or a
- * class does not come back exactly from its second member. */
-int sc_partition_page(gx_target *t, const sc_opts *o, uint64_t page_off, size_t n, int *cls,
-                      sc_partition *p, gx_msg *msg);
+/* Classes of the n lines at arena offsets lines[] (a page's, or a random
+ * sample of them): cls[i] in 0..p->classes-1. GX_EUNSURE (message set)
+ * when no contention shows or a class does not come back exactly from its
+ * second member. */
+int sc_partition_lines(gx_target *t, const sc_opts *o, const uint64_t *lines, size_t n,
+                       int *cls, sc_partition *p, gx_msg *msg);
 
-/* Lines of the page at page_off joined to p's classes: cls[i] = the class
- * whose first line slows line i, -1 for none; *none and *twice count the
- * lines in no class and in two. */
-int sc_join_page(gx_target *t, const sc_opts *o, const sc_partition *p, uint64_t page_off,
-                 size_t n, int *cls, size_t *none, size_t *twice, gx_msg *msg);
+/* The n lines at lines[] joined to p's classes: cls[i] = the class whose
+ * first line slows line i, -1 for none; *none and *twice count the lines
+ * in no class and in two. */
+int sc_join_lines(gx_target *t, const sc_opts *o, const sc_partition *p, const uint64_t *lines,
+                  size_t n, int *cls, size_t *none, size_t *twice, gx_msg *msg);
+
+/* lines[i] = page_off + i * line_bytes for i < n (a whole page). */
+void sc_page_lines(uint64_t page_off, uint32_t line_bytes, size_t n, uint64_t *lines);
 
 #endif

@@ -25,6 +25,19 @@
  *      pattern and no structure at all -> one partition; a structure that
  *      does not fit -> not established, left out (never guessed).
  *
+ * - The count, cross-checked by contention (slice_contend.h; targets with
+ *   the probe): a random sample of the reference page's lines is grouped
+ *   again by contention alone and a sample of the region's last page joined
+ *   to those classes. When every
+ *   class came back from a second member, no line of the last page falls
+ *   outside them (the reference page shows every slice) and they are at
+ *   least as many as the fingerprint classes (or those are uneven, merged,
+ *   so their count bounds nothing), their count is the slice count (x
+ *   partitions with copies in the near partition): fingerprints merge
+ *   slices at the same distance from every SM (an H200: 34-63 classes,
+ *   uneven, for 47 a partition), contention does not. Then the
+ *   fingerprints' hash is left out (it is coarser than the slices).
+ *
  * Notes: the stage touches only the arena's work area (never the fresh
  * reserve except through infer_fresh_block) and never replaces the arena
  * when one exists (the eviction sets of stage 4 stay valid). */
@@ -37,10 +50,22 @@
 #include "gpuxray/slicepredict.h"
 #include "gpuxray/stats.h"
 #include "../infer_util.h"
+#include "../slice/slice_contend.h"
 #include "../slice/slice_parts.h"
 
 #define SL_MAX_CLASSES 1024
 #define SL_CROSS_VOTES 3
+/* contention probes: 8 warps on every other SM (the H200 shows no queue with one warp an
+ * SM, 750-1400 cycles with eight), 2 timed loads a probe (the least is kept; a member must
+ * be slowed in two launches as well) */
+#define SL_CONTEND_WARPS 8u
+#define SL_CONTEND_REPS 2u
+/* lines of the reference page grouped by contention: a random sample that shows every slice
+ * (160 slices, the most the generator draws: 12.8 lines each on average, a slice missing
+ * with a chance of e^-12.8 = 3e-6), and of the last page joined to the classes */
+#define SL_CONTEND_SAMPLE 2048u
+#define SL_CONTEND_JOIN 1024u
+#define SL_CONTEND_STREAM 0xc0111de5ULL /* the sample's random stream, apart from the stage's */
 
 typedef struct parts_result {
     int method;          /* 0 none, 1 home visible, 2 copies (cross test), 3 uniform runs */
@@ -223,6 +248,90 @@ static int uniform_partitions(gx_infer *ctx, const gx_slicepred *sp,
     return GX_OK;
 }
 
+/* ---- merged classes: the slices by contention (slice_contend.h) ------------ */
+
+typedef struct contend_result {
+    uint32_t classes; /* 0: not established (the fingerprints' count stands) */
+    char how[192];
+} contend_result;
+
+/* Lines of a page sampled at random without repeats: n of its `lines`
+ * (partial Fisher-Yates over the line indices). */
+static void sample_lines(gx_rng *r, uint64_t page_off, uint32_t line_bytes, size_t lines,
+                         size_t n, uint32_t *scratch, uint64_t *out)
+{
+    for (size_t i = 0; i < lines; i++)
+        scratch[i] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i + (size_t)gx_rng_below(r, (uint64_t)(lines - i));
+        uint32_t tmp = scratch[i];
+        scratch[i] = scratch[j];
+        scratch[j] = tmp;
+        out[i] = page_off + (uint64_t)scratch[i] * line_bytes;
+    }
+}
+
+/* Contention classes of a random sample of the reference page's lines
+ * (region offset 0), checked on a sample of the region's last page. A
+ * target without the probe, or no clear answer, leaves cr->classes 0 and
+ * says why in cr->how. */
+static int contention_classes(gx_infer *ctx, uint64_t region_bytes, uint32_t fp_classes,
+                              int fp_merged, contend_result *cr)
+{
+    const uint64_t page = ctx->info->page_bytes;
+    const size_t lines = (size_t)(page / ctx->line_bytes);
+    const size_t n = lines < SL_CONTEND_SAMPLE ? lines : SL_CONTEND_SAMPLE;
+    const size_t nj = lines < SL_CONTEND_JOIN ? lines : SL_CONTEND_JOIN;
+    sc_opts o = {ctx->line_bytes, 0, SL_CONTEND_WARPS, SL_CONTEND_REPS};
+    sc_partition *part = malloc(sizeof *part);
+    int *cls = malloc(n * sizeof *cls);
+    uint64_t *offs = malloc(n * sizeof *offs);
+    uint32_t *scratch = malloc(lines * sizeof *scratch);
+    memset(cr, 0, sizeof *cr);
+    int rc = part && cls && offs && scratch ? GX_OK : GX_ENOMEM;
+    gx_msg m;
+    size_t none = 0, twice = 0;
+    const uint64_t last = region_bytes >= 2 * page ? region_bytes - page : 0;
+    /* a stream of its own (the context's stays where it was for the later stages) */
+    gx_rng peek = ctx->rng, r;
+    gx_rng_seed(&r, gx_mix64(gx_rng_next(&peek) ^ SL_CONTEND_STREAM));
+    if (rc == GX_OK) {
+        sample_lines(&r, 0, ctx->line_bytes, lines, n, scratch, offs);
+        rc = sc_partition_lines(ctx->t, &o, offs, n, cls, part, &m);
+    }
+    if (rc == GX_OK && last) {
+        sample_lines(&r, last, ctx->line_bytes, lines, nj, scratch, offs);
+        rc = sc_join_lines(ctx->t, &o, part, offs, nj, cls, &none, &twice, &m);
+    }
+    if (rc == GX_ENOMEM || !part || !cls || !offs || !scratch) {
+        free(part);
+        free(cls);
+        free(offs);
+        free(scratch);
+        return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
+    }
+    if (rc != GX_OK)
+        snprintf(cr->how, sizeof cr->how, "contention: %.170s", m.text);
+    else if ((part->classes < fp_classes && !fp_merged) || none || twice)
+        snprintf(cr->how, sizeof cr->how,
+                 "contention: %u classes against %u fingerprint classes, %zu lines of another "
+                 "page in none, %zu in two: not established",
+                 part->classes, fp_classes, none, twice);
+    else {
+        cr->classes = part->classes;
+        snprintf(cr->how, sizeof cr->how,
+                 "%u contention classes of %zu lines (%u of %u checked exactly), %zu of another "
+                 "page within them",
+                 part->classes, n, part->agreed, part->checked, nj);
+    }
+    infer_progress(ctx, "slices: %s", cr->how);
+    free(part);
+    free(cls);
+    free(offs);
+    free(scratch);
+    return GX_OK;
+}
+
 /* ---- outputs ------------------------------------------------------------------ */
 
 static void relabel_by_group(gx_slicepred *sp, uint32_t nc, const uint32_t *group, uint32_t P,
@@ -282,26 +391,34 @@ static double hash_confidence(const gx_slicepred_summary *s)
 }
 
 static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
-                          const parts_result *pr, const gx_hash_fn *h, double cost_lines)
+                          const parts_result *pr, const gx_hash_fn *h, double cost_lines,
+                          const contend_result *cr)
 {
     gx_profile *p = ctx->out;
-    char v[160], m[160];
+    char v[160], m[224];
     double hconf = hash_confidence(s);
     uint32_t slices = pr->slices ? pr->slices : s->classes;
+    uint32_t smallest = 0, largest = 0;
+    int merged = classes_merged(h, &smallest, &largest);
+    /* contention differs from the fingerprints: the slices behind merged classes */
+    const int by_contention = cr->classes && (cr->classes > s->classes || merged);
+    if (by_contention)
+        slices = pr->method == 2 ? cr->classes * pr->partitions : cr->classes;
     /* the reference page must show every slice for the hash to describe
      * them all (Contract 1: 2^masks == slices, or a table covering them) */
     uint32_t shown = h->table ? table_distinct(h) : (uint32_t)1 << h->n_masks;
     /* copies in the near partition (method 2): what timing shows, and what
      * Contract 1 records for near-far, is the slice WITHIN a partition (the
      * hash's range is slices / partitions; docs/profile-format.md) */
+    if (merged || by_contention) /* the hash is coarser than the slices */
+        hconf = fmin(hconf, 0.5);
     int hash_in = hconf >= 0.9 && (pr->method == 2 ? (pr->partitions > 1 && shown == s->classes &&
                                                       p->l2.topology == GX_TOPO_NEAR_FAR)
                                                    : shown == slices);
-    uint32_t smallest = 0, largest = 0;
-    int merged = classes_merged(h, &smallest, &largest);
-    if (merged) /* the class count is a lower bound; the hash is coarser than the slices */
-        hconf = fmin(hconf, 0.5);
     double sconf = pr->method == 2 ? fmin(hconf, 0.95) : hconf;
+    if (by_contention) /* every contention class checked from a second member, a second page
+                          within them */
+        sconf = pr->method == 2 ? fmin(pr->conf, 0.95) : 0.95;
     ctx->slices = slices;
     ctx->partitions = pr->partitions;
     gx_hash_clear(&ctx->slice_hash);
@@ -312,8 +429,12 @@ static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
         gx_profile_set_confidence(p, "l2.slices", sconf);
     }
     snprintf(v, sizeof v, "%u", slices);
-    snprintf(m, sizeof m, "%u fingerprint classes over %u SMs x %u reloads%s", s->classes, s->sms,
-             s->reps, pr->method == 2 ? " x partitions (copies in near partition)" : "");
+    if (by_contention)
+        snprintf(m, sizeof m, "%.180s%s", cr->how,
+                 pr->method == 2 ? " x partitions (copies in near partition)" : "");
+    else
+        snprintf(m, sizeof m, "%u fingerprint classes over %u SMs x %u reloads%s", s->classes,
+                 s->sms, s->reps, pr->method == 2 ? " x partitions (copies in near partition)" : "");
     infer_report_row(ctx, "l2.slices", v, m, sconf, sconf >= 0.9);
     if (merged) {
         size_t n = (size_t)1 << h->n_masks;
@@ -323,6 +444,8 @@ static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
                  "classes of %u entries)",
                  (double)n / smallest, smallest);
         infer_report_row(ctx, "slice class sizes", v, m, NAN, 0);
+        if (!cr->classes && cr->how[0])
+            infer_report_row(ctx, "slices by contention", "not established", cr->how, NAN, 0);
     }
 
     int part_in = pr->partitions && pr->conf >= 0.9 && slices % pr->partitions == 0;
@@ -468,10 +591,17 @@ int gx_stage_slices(gx_infer *ctx)
     if (rc == GX_OK && (pr.method == 1 || pr.method == 3) && pr.partitions > 1)
         relabel_by_group(sp, s.classes, group, pr.partitions, ctx->msg);
     gx_hash_fn h;
+    contend_result cr;
+    memset(&cr, 0, sizeof cr);
     if (rc == GX_OK)
         rc = gx_slicepred_hash(sp, &h, ctx->msg);
+    uint32_t smallest, largest;
+    if (rc == GX_OK &&
+        (rc = contention_classes(ctx, o.region_bytes, s.classes,
+                                 classes_merged(&h, &smallest, &largest), &cr)) != GX_OK)
+        gx_hash_clear(&h);
     if (rc == GX_OK) {
-        write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured);
+        write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured, &cr);
         record_slices(ctx, sp, &s, &h);
         gx_hash_clear(&h);
     }
