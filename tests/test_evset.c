@@ -43,7 +43,7 @@ static void open_spec(fixture *f, const char *spec, uint64_t seed)
     gx_rng_seed(&c->rng, seed);
     c->msg = &f->msg;
     c->report = &f->rep;
-    c->hit_latency = c->dram_latency = c->miss_latency = NAN;
+    c->levels.hit_latency = c->levels.miss_latency = NAN;
     c->out = gx_profile_new();
     assert_non_null(c->out);
 }
@@ -72,12 +72,12 @@ static void open_generated(fixture *f, uint64_t gen_seed, const char *policy, ui
 
 static void close_fixture(fixture *f)
 {
-    for (int i = 0; i < f->ctx->n_evsets; i++) {
-        free(f->ctx->evsets[i].lines);
-        free(f->ctx->evsets[i].pool);
+    for (int i = 0; i < f->ctx->ways.n_evsets; i++) {
+        free(f->ctx->ways.evsets[i].lines);
+        free(f->ctx->ways.evsets[i].pool);
     }
-    gx_hash_clear(&f->ctx->slice_hash);
-    gx_hash_clear(&f->ctx->set_hash);
+    gx_hash_clear(&f->ctx->slices.hash);
+    gx_hash_clear(&f->ctx->sets.hash);
     gx_profile_free(f->ctx->out);
     free(f->ctx);
     gx_target_close(f->t);
@@ -88,8 +88,8 @@ static void prerequisites(fixture *f)
 {
     assert_int_equal(gx_stage_timer(f->ctx), GX_OK);
     assert_int_equal(gx_stage_levels(f->ctx), GX_OK);
-    if (gx_stage_line(f->ctx) != GX_OK || !f->ctx->line_bytes)
-        f->ctx->line_bytes = 128;
+    if (gx_stage_line(f->ctx) != GX_OK || !f->ctx->line.line_bytes)
+        f->ctx->line.line_bytes = 128;
 }
 
 static void test_seed_ways(void **state)
@@ -101,16 +101,16 @@ static void test_seed_ways(void **state)
     open_spec(&f, spec, 3);
     prerequisites(&f);
     assert_int_equal(gx_stage_ways(f.ctx), GX_OK);
-    assert_int_equal(f.ctx->ways, 16);
+    assert_int_equal(f.ctx->ways.ways, 16);
     assert_int_equal(f.ctx->out->l2.ways, 16);
     assert_true(gx_profile_confidence(f.ctx->out, "l2.ways") >= 0.99);
-    assert_true(f.ctx->n_evsets >= 4);
-    assert_int_equal(f.ctx->evsets_generation, f.ctx->arena_generation);
+    assert_true(f.ctx->ways.n_evsets >= 4);
+    assert_int_equal(f.ctx->ways.evsets_generation, f.ctx->arena.generation);
     /* every kept set, checked again independently: minimal and evicting */
     gx_evx ev;
     assert_int_equal(gx_evx_init(&ev, f.ctx, 0), GX_OK);
-    for (int i = 0; i < f.ctx->n_evsets; i++) {
-        const gx_evset *e = &f.ctx->evsets[i];
+    for (int i = 0; i < f.ctx->ways.n_evsets; i++) {
+        const gx_evset *e = &f.ctx->ways.evsets[i];
         assert_int_equal(e->n, 16);
         int ok = 0;
         assert_int_equal(gx_evx_verify(&ev, e->target, e->lines, e->n, &ok, NULL), GX_OK);
@@ -172,8 +172,8 @@ static void test_overflow_exact(void **state)
     open_generated(&f, 5, "lru", 1, &w);
     prerequisites(&f);
     assert_int_equal(gx_stage_ways(f.ctx), GX_OK);
-    assert_int_equal(f.ctx->ways, w);
-    const gx_evset *e = &f.ctx->evsets[0];
+    assert_int_equal(f.ctx->ways.ways, w);
+    const gx_evset *e = &f.ctx->ways.evsets[0];
     gx_evx ev;
     assert_int_equal(gx_evx_init(&ev, f.ctx, 0), GX_OK);
     double hit = 0;
@@ -205,9 +205,9 @@ static void run_generated(uint64_t gen_seed, const char *policy)
     int rc = gx_stage_ways(f.ctx);
     if (rc != GX_OK)
         fail_msg("seed %llu (%s): %s", (unsigned long long)gen_seed, policy, f.msg.text);
-    if (f.ctx->ways != w)
+    if (f.ctx->ways.ways != w)
         fail_msg("seed %llu (%s): found %u ways, truth %u", (unsigned long long)gen_seed, policy,
-                 f.ctx->ways, w);
+                 f.ctx->ways.ways, w);
     close_fixture(&f);
 }
 
@@ -247,10 +247,10 @@ static void test_hopper_guided(void **state)
     int rc = gx_stage_ways(f.ctx);
     if (rc != GX_OK)
         fail_msg("hopper-like ways: %s", f.msg.text);
-    assert_int_equal(f.ctx->ways, 16);
+    assert_int_equal(f.ctx->ways.ways, 16);
     assert_int_equal(f.ctx->out->l2.ways, 16);
     assert_true(gx_profile_confidence(f.ctx->out, "l2.ways") >= 0.99);
-    assert_true(f.ctx->n_evsets >= 3);
+    assert_true(f.ctx->ways.n_evsets >= 3);
     int guided = 0, within = 1;
     for (int i = 0; i < f.rep.n_rows; i++) {
         const gx_report_row *r = &f.rep.rows[i];
@@ -266,7 +266,7 @@ static void test_hopper_guided(void **state)
     /* a kept set, checked again independently: minimal and evicting */
     gx_evx ev;
     assert_int_equal(gx_evx_init(&ev, f.ctx, 0), GX_OK);
-    const gx_evset *e = &f.ctx->evsets[0];
+    const gx_evset *e = &f.ctx->ways.evsets[0];
     int ok = 0;
     assert_int_equal(gx_evx_verify(&ev, e->target, e->lines, e->n, &ok, NULL), GX_OK);
     assert_true(ok);
@@ -296,22 +296,22 @@ static void test_policy_dry_pool(void **state)
         fail_msg("hopper-like slices: %s", f.msg.text);
     if (gx_stage_ways(f.ctx) != GX_OK)
         fail_msg("hopper-like ways: %s", f.msg.text);
-    gx_evset *e = &f.ctx->evsets[0];
+    gx_evset *e = &f.ctx->ways.evsets[0];
     assert_non_null(e->pool);
     assert_true(e->pool_used > 0 && e->pool_used <= e->n_pool);
     e->n_pool = e->pool_used;
-    for (int i = 1; i < f.ctx->n_evsets; i++) {
-        free(f.ctx->evsets[i].lines);
-        free(f.ctx->evsets[i].pool);
+    for (int i = 1; i < f.ctx->ways.n_evsets; i++) {
+        free(f.ctx->ways.evsets[i].lines);
+        free(f.ctx->ways.evsets[i].pool);
     }
-    f.ctx->n_evsets = 1;
+    f.ctx->ways.n_evsets = 1;
     size_t before = e->n_pool;
     int rc = gx_stage_policy(f.ctx);
     if (rc != GX_OK)
         fail_msg("policy on a dry pool: %s", f.msg.text);
-    assert_true(f.ctx->evsets[0].n_pool > before);
-    gx_slicepred_free(f.ctx->slicepred);
-    f.ctx->slicepred = NULL;
+    assert_true(f.ctx->ways.evsets[0].n_pool > before);
+    gx_slicepred_free(f.ctx->slices.pred);
+    f.ctx->slices.pred = NULL;
     close_fixture(&f);
 }
 

@@ -64,11 +64,11 @@ static void test_classify(void **state)
     (void)state;
     gx_infer ctx;
     memset(&ctx, 0, sizeof ctx);
-    ctx.have_timer = 1;
-    ctx.timer_noise = 2.0;
-    ctx.hit_latency = 226;
-    ctx.miss_latency = 446;
-    ctx.hit_miss_threshold = 336;
+    ctx.timer.have = 1;
+    ctx.timer.noise = 2.0;
+    ctx.levels.hit_latency = 226;
+    ctx.levels.miss_latency = 446;
+    ctx.levels.hit_miss_threshold = 336;
     /* band = 3*2+1 = 7 cycles around 336 */
     assert_true(fabs(infer_unsure_band(&ctx, 226, 446) - 7.0) < 1e-12);
     assert_int_equal(infer_is_hit(&ctx, 230), 1);
@@ -79,18 +79,18 @@ static void test_classify(void **state)
     assert_int_equal(infer_is_hit(&ctx, 3446), 0);
     assert_int_equal(infer_is_hit(&ctx, NAN), -1);
     /* noisy timer: band capped at a quarter of the gap */
-    ctx.timer_noise = 40;
+    ctx.timer.noise = 40;
     assert_true(fabs(infer_unsure_band(&ctx, 226, 446) - 55.0) < 1e-12);
     assert_int_equal(infer_is_hit(&ctx, 300), -1);
     assert_int_equal(infer_is_hit(&ctx, 280), 1);
     /* generic classify, either orientation */
-    ctx.timer_noise = 1;
+    ctx.timer.noise = 1;
     assert_int_equal(infer_classify(&ctx, 100, 100, 200), 1);
     assert_int_equal(infer_classify(&ctx, 190, 100, 200), 0);
     assert_int_equal(infer_classify(&ctx, 151, 100, 200), -1);
     assert_int_equal(infer_classify(&ctx, 190, 200, 100), 1);
     /* no threshold yet: unsure */
-    ctx.hit_miss_threshold = 0;
+    ctx.levels.hit_miss_threshold = 0;
     assert_int_equal(infer_is_hit(&ctx, 100), -1);
 }
 
@@ -138,10 +138,10 @@ static void test_latencies_on_sim(void **state)
     ctx.msg = &msg;
     gx_rng_seed(&ctx.rng, 1);
     assert_int_equal(infer_arena_ensure(&ctx, 4u << 20), GX_OK);
-    uint32_t gen = ctx.arena_generation;
+    uint32_t gen = ctx.arena.generation;
     assert_int_equal(infer_arena_ensure(&ctx, 1u << 20), GX_OK); /* reused */
-    assert_int_equal(ctx.arena_generation, gen);
-    assert_true(ctx.arena_work_bytes >= (4u << 20));
+    assert_int_equal(ctx.arena.generation, gen);
+    assert_true(ctx.arena.work_bytes >= (4u << 20));
     double hit = 0, miss = 0;
     assert_int_equal(infer_reload_latency(&ctx, 4096, 0, 9, &hit), GX_OK);
     assert_int_equal(infer_miss_latency(&ctx, 0, 15, &miss), GX_OK);
@@ -151,9 +151,9 @@ static void test_latencies_on_sim(void **state)
     uint64_t a = 0, b = 0;
     assert_int_equal(infer_fresh_block(&ctx, 0, &a), GX_OK);
     assert_int_equal(infer_fresh_block(&ctx, 0, &b), GX_OK);
-    assert_true(a >= ctx.arena_work_bytes && b > a && (a % INFER_FRESH_BLOCK_BYTES) == 0);
+    assert_true(a >= ctx.arena.work_bytes && b > a && (a % INFER_FRESH_BLOCK_BYTES) == 0);
     assert_int_equal(infer_arena_ensure(&ctx, 16u << 20), GX_OK); /* replaced */
-    assert_int_equal(ctx.arena_generation, gen + 1);
+    assert_int_equal(ctx.arena.generation, gen + 1);
     gx_target_close(t);
 }
 

@@ -561,12 +561,12 @@ static gx_infer *make_ctx(simcase *c, gx_msg *msg)
     ctx->msg = msg;
     ctx->out = gx_profile_new();
     assert_non_null(ctx->out);
-    ctx->have_timer = 1;
-    ctx->timer_noise = c->truth->sim.jitter_cycles > 0.5 ? c->truth->sim.jitter_cycles : 0.5;
-    ctx->line_bytes = c->truth->l2.line_bytes;
-    ctx->topology = c->truth->l2.topology;
-    ctx->hit_latency = ctx->miss_latency = NAN;
-    ctx->miss_delta = ctx->topology == GX_TOPO_NEAR_FAR
+    ctx->timer.have = 1;
+    ctx->timer.noise = c->truth->sim.jitter_cycles > 0.5 ? c->truth->sim.jitter_cycles : 0.5;
+    ctx->line.line_bytes = c->truth->l2.line_bytes;
+    ctx->levels.topology = c->truth->l2.topology;
+    ctx->levels.hit_latency = ctx->levels.miss_latency = NAN;
+    ctx->levels.miss_delta = ctx->levels.topology == GX_TOPO_NEAR_FAR
                           ? c->truth->l2.far_hit_cycles - c->truth->l2.near_hit_cycles
                           : c->truth->memory.dram_latency_cycles - c->truth->l2.hit_cycles;
     if (infer_arena_ensure(ctx, 16 * PAGE_BYTES) != GX_OK)
@@ -576,8 +576,8 @@ static gx_infer *make_ctx(simcase *c, gx_msg *msg)
 
 static void free_ctx(gx_infer *ctx)
 {
-    gx_hash_clear(&ctx->slice_hash);
-    gx_slicepred_free(ctx->slicepred); /* the stage keeps its predictor for the ways stage */
+    gx_hash_clear(&ctx->slices.hash);
+    gx_slicepred_free(ctx->slices.pred); /* the stage keeps its predictor for the ways stage */
     gx_profile_free(ctx->out);
     free(ctx);
 }
@@ -619,7 +619,7 @@ static void test_stage_seed_card(void **state)
     open_profile(&c, gx_test_path("profiles/seed-ampere-6mb.json"), 3);
     gx_infer *ctx;
     run_stage(&c, &ctx, &msg);
-    assert_int_equal(ctx->slices, 64);
+    assert_int_equal(ctx->slices.slices, 64);
     assert_int_equal(ctx->out->l2.slices, 64);
     assert_true(ctx->out->l2.slice_hash.present);
     assert_int_equal(ctx->out->l2.slice_hash.n_masks, 6);
@@ -655,7 +655,7 @@ static void test_stage_contention_count(void **state)
     open_profile(&c, path, 5);
     gx_infer *ctx;
     run_stage(&c, &ctx, &msg);
-    assert_int_equal(ctx->slices, 120);
+    assert_int_equal(ctx->slices.slices, 120);
     assert_int_equal(ctx->out->l2.slices, 120);
     assert_true(gx_profile_confidence(ctx->out, "l2.slices") >= 0.9);
     expect_field(c.truth, ctx->out, "l2.slices");
@@ -678,7 +678,7 @@ static void test_stage_table_hash(void **state)
     open_generated(&c, 100, has_table_uniform, "table.json");
     gx_infer *ctx;
     run_stage(&c, &ctx, &msg);
-    assert_int_equal(ctx->slices, c.truth->l2.slices);
+    assert_int_equal(ctx->slices.slices, c.truth->l2.slices);
     assert_non_null(ctx->out->l2.slice_hash.table);
     expect_field(c.truth, ctx->out, "l2.slices");
     expect_field(c.truth, ctx->out, "l2.hash.slice");
@@ -699,8 +699,8 @@ static void test_stage_near_far_partitions(void **state)
     open_generated(&c, 200, near_far_two, "nearfar.json");
     gx_infer *ctx;
     run_stage(&c, &ctx, &msg);
-    assert_int_equal(ctx->partitions, 2);
-    assert_int_equal(ctx->slices, c.truth->l2.slices);
+    assert_int_equal(ctx->slices.partitions, 2);
+    assert_int_equal(ctx->slices.slices, c.truth->l2.slices);
     expect_field(c.truth, ctx->out, "l2.partitions");
     expect_field(c.truth, ctx->out, "l2.slices");
     free_ctx(ctx);

@@ -13,94 +13,42 @@
 #include "gpuxray/profile.h"
 #include "gpuxray/rng.h"
 #include "gpuxray/target.h"
+#include "results.h"
 
-#define GX_INFER_MAX_EVSETS 64
 #define GX_INFER_MAX_SMS 16
 
-typedef struct gx_evset {
-    uint64_t target;     /* the line the set evicts (arena offset) */
-    uint32_t n;
-    uint64_t *lines;     /* n congruent offsets (owned), not including target */
-    uint64_t *pool;      /* candidates the set was reduced from (owned): lines predicted in the
-                            target's slice class, or NULL: the same offset in every page */
-    size_t n_pool;
-    uint32_t pool_used;  /* length of the pool's prefix the reduction needed (0: unknown) */
-} gx_evset;
-
+/* The discovery context: the run's plumbing, the arena, and one result
+ * struct per stage (results.h: what each field means, who writes and who
+ * reads it). A stage writes its own struct; the structs of the stages
+ * before it are its inputs. */
 typedef struct gx_infer {
+    /* the run's plumbing (set by gx_discover, core/discover.c) */
     gx_target *t;
     const gx_target_info *info;
-    gx_rng rng;
-    gx_msg *msg;
+    gx_rng rng;          /* the run's one random stream (seeded from --seed) */
+    gx_msg *msg;         /* the running stage's error message */
     gx_progress_fn progress; /* NULL: progress lines go nowhere */
     void *progress_user;
+    double progress_t0;  /* monotonic seconds of the first progress line (report.c) */
     gx_profile *out;     /* the profile being written */
-    gx_report *report;
+    gx_report *report;   /* its report rows and recorded data (report.c) */
 
-    /* timer */
-    int have_timer;
-    double timer_overhead;  /* cycles of an empty timed interval */
-    double timer_noise;     /* robust spread (MAD * 1.4826) of a repeated L2 hit, cycles */
+    gx_arena_state arena; /* infer_util.c's arena functions */
 
-    /* levels */
-    int have_levels;
-    int n_levels;
-    gx_level levels[GX_MAX_LEVELS]; /* L2 plateaus seen from one SM (not DRAM) */
-    double hit_latency;     /* first plateau latency (cycles, per access incl. nothing else);
-                               (helper A) in seq units: a hit as seq shows it on SM 0 */
-    double dram_latency;
-    gx_topology topology;
-    uint64_t l2_capacity;   /* bytes, from the levels */
-    double hit_miss_threshold; /* cycles: below = L2 hit (first level), above = miss */
-    double dram_noise;      /* spread (sigma) of DRAM deltas: wide on real HBM */
-    double miss_latency;    /* (helper A) seq latency of what follows the first level:
-                               the next L2 level (near-far) or DRAM; threshold is between */
-    double dram_seq_latency;/* (helper A) cold-miss latency as seq measures it */
-    double chase_hit_latency; /* (helper A) chase mean per access on the first plateau */
-    double far_stream_extra;  /* near-far: extra cycles of back-to-back far hits (NaN: not
-                                 measured) */
-    double pair_noise;      /* (helper A) sigma of a probe pair's delta (infer_probe_pairs) */
-    double miss_delta;      /* (helper A) delta (skew-free extra cycles) of the next level */
-    double dram_delta;      /* (helper A) delta of a DRAM miss over a first-level hit */
-
-    /* line and sector */
-    uint32_t line_bytes, sector_bytes;
-    double line_conf;       /* (helper A) the levels stage measures the line (it needs it
-                               for byte capacities); the line stage reports it */
-    char line_how[160];     /* (helper A) how the line was decided, for the report */
-
-    /* ways / eviction sets */
-    uint32_t ways;
-    int n_evsets;
-    gx_evset evsets[GX_INFER_MAX_EVSETS];
-    uint32_t evsets_generation; /* (helper B) arena_generation the evsets' offsets belong to */
-    double ways_gap;            /* (helper B) hit -> evicted latency gap the ways stage used */
-
-    /* slices */
-    uint32_t slices, partitions;
-    gx_hash_fn slice_hash;
-    double progress_t0;             /* monotonic seconds of the first progress line */
-    struct gx_slicepred *slicepred; /* the slices stage's predictor (owned), or NULL: the
-                                       ways stage's guided pools reuse it */
-
-    /* sets */
-    uint32_t sets_per_slice;
-    gx_hash_fn set_hash;
-
-    /* policy */
-    char policy[64];
-
-    /* arena management (helper A, infer_util.c): work area [0, arena_work_bytes),
-     * then a never-touched reserve [fresh_next, fresh_end) handed out by
-     * infer_fresh_block(); arena_generation increments when the arena is replaced. */
-    uint64_t arena_work_bytes;
-    uint32_t arena_generation;
-    uint64_t fresh_next, fresh_end;
+    /* the stages' results, in pipeline order */
+    gx_timer_result timer;
+    gx_levels_result levels;
+    gx_line_result line;
+    gx_slices_result slices;
+    gx_ways_result ways;
+    gx_sets_result sets;
+    gx_policy_result policy;
 } gx_infer;
 
 /* Stage entry points: return GX_OK, or an error (the pipeline records it and
- * skips the stages that depend on it). Each writes its results into ctx and
- * ctx->out, and adds report rows with infer_report_row(). */
+ * skips the stages that depend on it). Each writes its results into its own
+ * struct of ctx (results.h) and ctx->out, and adds report rows with
+ * infer_report_row(). */
 int gx_stage_timer(gx_infer *ctx);
 int gx_stage_levels(gx_infer *ctx);
 int gx_stage_line(gx_infer *ctx);

@@ -15,7 +15,7 @@
  *   touching the page (TLB warm-up on real GPUs), so cold misses are pure
  *   cache misses.
  * - Replacing the arena (infer_arena_ensure with a larger size) invalidates
- *   every offset held by earlier stages: ctx->arena_generation increments.
+ *   every offset held by earlier stages: ctx->arena.generation increments.
  *   The levels stage allocates the largest arena the pipeline needs first,
  *   so later stages normally reuse it. */
 #ifndef GPUXRAY_INFER_UTIL_H
@@ -76,8 +76,8 @@ int infer_miss_latency(gx_infer *ctx, uint32_t sm, int reps, double *median);
  * reload timed] in one seq. first[i] = the first access's cycles (whatever
  * level serves it); delta[i] = first - mean of the two reloads (which hit
  * the first level at the same slice), so the (SM, slice) skew cancels and
- * delta is ~0 for a first-level hit, ctx->miss_delta for the next level,
- * ctx->dram_delta for DRAM. first or delta may be NULL. 3 accesses each. */
+ * delta is ~0 for a first-level hit, ctx->levels.miss_delta for the next level,
+ * ctx->levels.dram_delta for DRAM. first or delta may be NULL. 3 accesses each. */
 int infer_probe_pairs(gx_infer *ctx, const uint64_t *offs, size_t n, uint32_t sm, double *first,
                       double *delta);
 /* Pick k distinct random entries of v[0..n) into out (k <= n). */
@@ -91,21 +91,21 @@ double infer_unsure_band(const gx_infer *ctx, double lo, double hi);
 /* Classify cycles between two latencies: 1 = near lo, 0 = near hi, -1 =
  * inside the unsure band around their midpoint. */
 int infer_classify(const gx_infer *ctx, double cycles, double lo, double hi);
-/* 1 hit / 0 miss / -1 unsure against ctx->hit_miss_threshold (which lies
- * between ctx->hit_latency and ctx->miss_latency). */
+/* 1 hit / 0 miss / -1 unsure against ctx->levels.hit_miss_threshold (which lies
+ * between ctx->levels.hit_latency and ctx->levels.miss_latency). */
 int infer_is_hit(const gx_infer *ctx, double cycles);
 /* Majority of n classifications (1/0/-1 values): 1 or 0 when at least
  * need of the decided votes agree and they outnumber the unsure ones; else -1. */
 int infer_vote(const int *votes, int n, int need);
 /* A probe pair's delta: 1 = first-level hit (delta near 0), 0 = miss (near
- * ctx->miss_delta or beyond), -1 unsure (inside the band around the midpoint). */
+ * ctx->levels.miss_delta or beyond), -1 unsure (inside the band around the midpoint). */
 int infer_delta_is_hit(const gx_infer *ctx, double delta);
 
 /* ---- arena ---------------------------------------------------------------- */
 
 /* Make sure the arena has at least work_bytes of work area (plus the fresh
  * reserve). Allocates only when the current one is too small (then
- * ctx->arena_generation increments and the fresh reserve is reset). */
+ * ctx->arena.generation increments and the fresh reserve is reset). */
 int infer_arena_ensure(gx_infer *ctx, uint64_t work_bytes);
 /* The pipeline's arena: a work area of INFER_LEVELS_HINT_FACTOR x the API's
  * L2 size (at least 64 MiB, at most what the target allows), big enough for
@@ -127,7 +127,7 @@ int infer_fresh_block(gx_infer *ctx, uint32_t sm, uint64_t *off);
  * a line (B lines), from d = line on they are two lines (2B lines) and the
  * first level's resident fraction of the s ^ d slots halves (or drops to
  * nothing under a policy that never evicts old lines). Compared with a
- * one-slot reference chain. No halving up to d = 128 means 256 B lines. Needs the levels' deltas (ctx->miss_delta,
+ * one-slot reference chain. No halving up to d = 128 means 256 B lines. Needs the levels' deltas (ctx->levels.miss_delta,
  * pair_noise). GX_EUNSURE when undecided. */
 int infer_measure_line(gx_infer *ctx, const uint64_t *blocks, size_t nblocks, double c1_lines,
                        uint32_t *line, double *conf, char *how, size_t how_len);

@@ -148,7 +148,7 @@ static void capacity_check(gx_infer *ctx)
 {
     gx_profile *p = ctx->out;
     char v[128], m[160], a[32], b[32];
-    uint64_t lv = ctx->have_levels ? ctx->l2_capacity : 0;
+    uint64_t lv = ctx->levels.have ? ctx->levels.l2_capacity : 0;
     int complete = p->l2.slices && p->l2.sets_per_slice && p->l2.ways && p->l2.line_bytes;
     if (!complete) {
         if (!lv)
@@ -183,14 +183,14 @@ static void capacity_check(gx_infer *ctx)
 
 static void free_ctx(gx_infer *ctx)
 {
-    for (int i = 0; i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
-        free(ctx->evsets[i].lines);
-        free(ctx->evsets[i].pool);
+    for (int i = 0; i < ctx->ways.n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
+        free(ctx->ways.evsets[i].lines);
+        free(ctx->ways.evsets[i].pool);
     }
-    gx_hash_clear(&ctx->slice_hash);
-    gx_hash_clear(&ctx->set_hash);
-    gx_slicepred_free(ctx->slicepred);
-    ctx->slicepred = NULL;
+    gx_hash_clear(&ctx->slices.hash);
+    gx_hash_clear(&ctx->sets.hash);
+    gx_slicepred_free(ctx->slices.pred);
+    ctx->slices.pred = NULL;
 }
 
 static void record_stage(gx_report *rep, const char *name, int status, const char *note,
@@ -239,7 +239,7 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
     ctx->progress = opts ? opts->progress : NULL;
     ctx->progress_user = opts ? opts->progress_user : NULL;
     ctx->report = rep;
-    ctx->hit_latency = ctx->dram_latency = ctx->miss_latency = NAN;
+    ctx->levels.hit_latency = ctx->levels.miss_latency = NAN; /* unknown until the levels stage */
     ctx->out = gx_profile_new();
     if (!ctx->out) {
         free(ctx);

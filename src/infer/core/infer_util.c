@@ -222,7 +222,7 @@ void infer_pick_distinct(gx_rng *r, const uint64_t *v, size_t n, size_t k, uint6
 
 double infer_unsure_band(const gx_infer *ctx, double lo, double hi)
 {
-    double noise = ctx->have_timer && isfinite(ctx->timer_noise) ? ctx->timer_noise : 2.0;
+    double noise = ctx->timer.have && isfinite(ctx->timer.noise) ? ctx->timer.noise : 2.0;
     double band = 3.0 * noise + 1.0;
     double gap = fabs(hi - lo);
     if (band > 0.25 * gap)
@@ -243,27 +243,27 @@ int infer_classify(const gx_infer *ctx, double cycles, double lo, double hi)
 
 int infer_is_hit(const gx_infer *ctx, double cycles)
 {
-    if (!isfinite(cycles) || !(ctx->hit_miss_threshold > 0))
+    if (!isfinite(cycles) || !(ctx->levels.hit_miss_threshold > 0))
         return -1;
-    double lo = ctx->hit_latency, hi = ctx->miss_latency;
+    double lo = ctx->levels.hit_latency, hi = ctx->levels.miss_latency;
     double band;
     if (isfinite(lo) && isfinite(hi) && hi > lo)
         band = infer_unsure_band(ctx, lo, hi);
     else
-        band = 3.0 * (ctx->have_timer ? ctx->timer_noise : 2.0) + 1.0;
-    if (fabs(cycles - ctx->hit_miss_threshold) < band)
+        band = 3.0 * (ctx->timer.have ? ctx->timer.noise : 2.0) + 1.0;
+    if (fabs(cycles - ctx->levels.hit_miss_threshold) < band)
         return -1;
-    return cycles < ctx->hit_miss_threshold ? 1 : 0;
+    return cycles < ctx->levels.hit_miss_threshold ? 1 : 0;
 }
 
 int infer_delta_is_hit(const gx_infer *ctx, double delta)
 {
-    if (!isfinite(delta) || !(ctx->miss_delta > 0))
+    if (!isfinite(delta) || !(ctx->levels.miss_delta > 0))
         return -1;
-    double mid = 0.5 * ctx->miss_delta;
-    double band = 2.0 * (ctx->pair_noise > 0 ? ctx->pair_noise : 2.0);
-    if (band > 0.25 * ctx->miss_delta)
-        band = 0.25 * ctx->miss_delta;
+    double mid = 0.5 * ctx->levels.miss_delta;
+    double band = 2.0 * (ctx->levels.pair_noise > 0 ? ctx->levels.pair_noise : 2.0);
+    if (band > 0.25 * ctx->levels.miss_delta)
+        band = 0.25 * ctx->levels.miss_delta;
     if (fabs(delta - mid) < band)
         return -1;
     return delta < mid ? 1 : 0;
@@ -298,7 +298,7 @@ int infer_arena_ensure(gx_infer *ctx, uint64_t work_bytes)
 {
     uint64_t page = ctx->info->page_bytes ? ctx->info->page_bytes : 4096;
     uint64_t work = round_up(work_bytes ? work_bytes : page, page);
-    if (gx_target_arena_bytes(ctx->t) && ctx->arena_work_bytes >= work)
+    if (gx_target_arena_bytes(ctx->t) && ctx->arena.work_bytes >= work)
         return GX_OK;
     uint64_t reserve = round_up(INFER_FRESH_RESERVE_BYTES, page);
     uint64_t max = ctx->info->max_arena_bytes;
@@ -311,14 +311,14 @@ int infer_arena_ensure(gx_infer *ctx, uint64_t work_bytes)
     }
     int rc = gx_target_arena(ctx->t, work + reserve, ctx->msg);
     if (rc != GX_OK) {
-        ctx->arena_work_bytes = 0;
-        ctx->fresh_next = ctx->fresh_end = 0;
+        ctx->arena.work_bytes = 0;
+        ctx->arena.fresh_next = ctx->arena.fresh_end = 0;
         return rc;
     }
-    ctx->arena_work_bytes = work;
-    ctx->arena_generation++;
-    ctx->fresh_next = work;
-    ctx->fresh_end = gx_target_arena_bytes(ctx->t);
+    ctx->arena.work_bytes = work;
+    ctx->arena.generation++;
+    ctx->arena.fresh_next = work;
+    ctx->arena.fresh_end = gx_target_arena_bytes(ctx->t);
     return GX_OK;
 }
 
@@ -344,20 +344,20 @@ int infer_fresh_block(gx_infer *ctx, uint32_t sm, uint64_t *off)
     const uint64_t blk = INFER_FRESH_BLOCK_BYTES;
     uint64_t page = ctx->info->page_bytes;
     int sentinel = page >= 4 * blk;
-    if (ctx->fresh_next == 0 || ctx->fresh_next + blk > ctx->fresh_end)
+    if (ctx->arena.fresh_next == 0 || ctx->arena.fresh_next + blk > ctx->arena.fresh_end)
         return gx_fail(ctx->msg, GX_ERANGE, "the reserve of never-touched lines is exhausted");
-    if (sentinel && ctx->fresh_next % page == 0) {
+    if (sentinel && ctx->arena.fresh_next % page == 0) {
         /* New page: touch its last block once (TLB warm-up), never hand it out. */
-        gx_seq_op op = {.offset = ctx->fresh_next + page - blk, .kind = GX_OP_LOAD, .timed = 0};
+        gx_seq_op op = {.offset = ctx->arena.fresh_next + page - blk, .kind = GX_OP_LOAD, .timed = 0};
         double dummy = 0;
         int rc = infer_seq_timed(ctx, &op, 1, sm, &dummy);
         if (rc != GX_OK)
             return rc;
     }
-    *off = ctx->fresh_next;
-    ctx->fresh_next += blk;
-    if (sentinel && ctx->fresh_next % page == page - blk)
-        ctx->fresh_next += blk; /* skip the sentinel block */
+    *off = ctx->arena.fresh_next;
+    ctx->arena.fresh_next += blk;
+    if (sentinel && ctx->arena.fresh_next % page == page - blk)
+        ctx->arena.fresh_next += blk; /* skip the sentinel block */
     return GX_OK;
 }
 
@@ -365,17 +365,17 @@ int infer_fresh_block(gx_infer *ctx, uint32_t sm, uint64_t *off)
 
 double infer_level_seq_latency(const gx_infer *ctx, int i)
 {
-    if (!ctx->have_levels || i < 0 || i >= ctx->n_levels)
+    if (!ctx->levels.have || i < 0 || i >= ctx->levels.n)
         return NAN;
-    double skew0 = ctx->chase_hit_latency - ctx->levels[0].latency_cycles;
-    return ctx->levels[i].latency_cycles + skew0 + ctx->timer_overhead;
+    double skew0 = ctx->levels.chase_hit_latency - ctx->levels.level[0].latency_cycles;
+    return ctx->levels.level[i].latency_cycles + skew0 + ctx->timer.overhead;
 }
 
 uint64_t infer_first_capacity(const gx_infer *ctx)
 {
-    if (ctx->n_levels > 0)
-        return ctx->levels[0].capacity_bytes;
-    return ctx->l2_capacity;
+    if (ctx->levels.n > 0)
+        return ctx->levels.level[0].capacity_bytes;
+    return ctx->levels.l2_capacity;
 }
 
 const char *infer_fmt_bytes(uint64_t bytes, char *buf, size_t len)

@@ -89,7 +89,7 @@ static inline void put_op(gx_seq_op *o, uint64_t off, int timed)
 static void set_threshold(gx_evx *ev)
 {
     const gx_infer *ctx = ev->ctx;
-    double noise = ctx->have_timer && isfinite(ctx->timer_noise) ? ctx->timer_noise : 2.0;
+    double noise = ctx->timer.have && isfinite(ctx->timer.noise) ? ctx->timer.noise : 2.0;
     double delta = 5.0 * noise + 4.0;
     if (delta < 10.0)
         delta = 10.0;
@@ -112,14 +112,14 @@ int gx_evx_init(gx_evx *ev, gx_infer *ctx, uint32_t sm)
     ev->warm = 4;
     ev->passes = 24;
 
-    double hit = ctx->hit_latency, miss = ctx->miss_latency;
+    double hit = ctx->levels.hit_latency, miss = ctx->levels.miss_latency;
     if (isfinite(hit) && isfinite(miss) && miss - hit > 8.0) {
         ev->gap = miss - hit;
         set_threshold(ev);
         return GX_OK;
     }
     /* No levels stage: measure a hit and a cold miss ourselves. */
-    int rc = infer_arena_ensure(ctx, ctx->arena_work_bytes ? ctx->arena_work_bytes
+    int rc = infer_arena_ensure(ctx, ctx->arena.work_bytes ? ctx->arena.work_bytes
                                                            : infer_default_work_bytes(ctx));
     if (rc != GX_OK)
         return rc;
@@ -205,7 +205,7 @@ static int evict_trial(gx_evx *ev, uint64_t target, double hit, const uint64_t *
      * pages: a random other line of the target's page goes first and
      * warms its translation (a fresh one each trial, so a line that
      * happens to share the target's set cannot bias every trial) */
-    uint64_t page = ev->ctx->info->page_bytes, line = ev->ctx->line_bytes;
+    uint64_t page = ev->ctx->info->page_bytes, line = ev->ctx->line.line_bytes;
     if (!line)
         line = 128;
     uint64_t probe[2] = {target, target};

@@ -31,8 +31,8 @@
  * - A "test" is one decision (possibly several trials); the cost bar of
  *   issue 3 counts tests: W*ceil(log2 N) + 4W per set.
  * - Classification is relative to each line's own hit latency (skew makes
- *   hit latencies differ per slice) and uses ctx->miss_latency -
- *   ctx->hit_latency as the gap when the levels stage set them (near-far:
+ *   hit latencies differ per slice) and uses ctx->levels.miss_latency -
+ *   ctx->levels.hit_latency as the gap when the levels stage set them (near-far:
  *   the gap to the far partition, so "evicted from the near partition"
  *   counts as a miss); otherwise a cold miss is measured.
  * - Works on any target: only gx_target_seq, medians and votes. */

@@ -99,8 +99,8 @@ static int residency(ln_state *s, uint32_t d, double c1_lines, int probes, doubl
             return rc;
         for (int i = 0; i < m; i++) {
             int h = infer_delta_is_hit(ctx, s->delta[i]);
-            if (h >= 0 && s->delta[i] > -0.5 * ctx->miss_delta &&
-                s->delta[i] < ctx->dram_delta + 0.5 * ctx->miss_delta + 6 * ctx->dram_noise) {
+            if (h >= 0 && s->delta[i] > -0.5 * ctx->levels.miss_delta &&
+                s->delta[i] < ctx->levels.dram_delta + 0.5 * ctx->levels.miss_delta + 6 * ctx->levels.dram_noise) {
                 hit += h;
                 k++;
             }
@@ -119,7 +119,7 @@ int infer_measure_line(gx_infer *ctx, const uint64_t *blocks, size_t nblocks, do
     *line = 0;
     *conf = 0;
     how[0] = 0;
-    if (!(c1_lines >= 16) || !(ctx->miss_delta > 0) || !blocks)
+    if (!(c1_lines >= 16) || !(ctx->levels.miss_delta > 0) || !blocks)
         return gx_fail(ctx->msg, GX_EINVAL, "line: needs the first level's capacity and deltas");
     ln_state s = {.ctx = ctx, .blocks = blocks};
     s.nblocks = (size_t)(LN_B_FACTOR * c1_lines);
@@ -206,9 +206,9 @@ static int sector_vote(gx_infer *ctx, uint32_t d, int *vote)
     double ref = fabs(c[1] - c[2]) > 100 ? fmin(c[1], c[2]) : 0.5 * (c[1] + c[2]);
     double delta = c[0] - ref;
     /* same sector: a first-level hit; else DRAM (the line is new) */
-    double mid = 0.5 * ctx->dram_delta;
-    double band = fmin(2.0 * ctx->pair_noise + 1.0, 0.25 * ctx->dram_delta);
-    if (delta < -mid || delta > ctx->dram_delta + mid + 6 * ctx->dram_noise)
+    double mid = 0.5 * ctx->levels.dram_delta;
+    double band = fmin(2.0 * ctx->levels.pair_noise + 1.0, 0.25 * ctx->levels.dram_delta);
+    if (delta < -mid || delta > ctx->levels.dram_delta + mid + 6 * ctx->levels.dram_noise)
         *vote = -1; /* an outlier */
     else
         *vote = fabs(delta - mid) < band ? -1 : delta < mid;
@@ -247,14 +247,19 @@ static int find_sector(gx_infer *ctx, uint32_t line, uint32_t *sector, double *c
     return GX_OK;
 }
 
+/* The line the levels stage measured (the hand-off in gx_levels_result) is
+ * published in gx_line_result first, whatever the sector search finds: the
+ * later stages size their pools and strides by it. */
 int gx_stage_line(gx_infer *ctx)
 {
-    if (!ctx->have_levels || !(ctx->dram_delta > 0))
+    const gx_levels_result *lv = &ctx->levels;
+    ctx->line.line_bytes = lv->line_measured;
+    if (!lv->have || !(lv->dram_delta > 0))
         return gx_fail(ctx->msg, GX_EINVAL, "line needs the levels stage");
     gx_profile *p = ctx->out;
     char v[32], m[256];
-    uint32_t line = ctx->line_bytes;
-    double lconf = line ? ctx->line_conf : 0;
+    uint32_t line = lv->line_measured;
+    double lconf = line ? lv->line_conf : 0;
     uint32_t sector = 0;
     double sconf = 0;
     int votes = 0;
@@ -265,7 +270,7 @@ int gx_stage_line(gx_infer *ctx)
         sconf = fmin(sconf, 0.5);
         lconf = fmin(lconf, 0.5);
     }
-    ctx->sector_bytes = sector;
+    ctx->line.sector_bytes = sector;
     p->l2.present = 1;
     if (sconf >= 0.9) {
         p->l2.sector_bytes = sector;
@@ -276,8 +281,8 @@ int gx_stage_line(gx_infer *ctx)
              votes);
     infer_report_row(ctx, "l2.sector_bytes", v, m, sconf, sconf >= 0.9);
     if (!line) {
-        infer_report_row(ctx, "l2.line_bytes", "?", ctx->line_how, 0, 0);
-        return gx_fail(ctx->msg, GX_EUNSURE, "line: %s", ctx->line_how);
+        infer_report_row(ctx, "l2.line_bytes", "?", lv->line_how, 0, 0);
+        return gx_fail(ctx->msg, GX_EUNSURE, "line: %s", lv->line_how);
     }
     if (lconf >= 0.9) {
         p->l2.line_bytes = line;
@@ -285,8 +290,8 @@ int gx_stage_line(gx_infer *ctx)
     }
     snprintf(v, sizeof v, "%u", line);
     snprintf(m, sizeof m, "slot pairs s, s^d: residency ratio halves at d = line (%.170s)",
-             ctx->line_how);
+             lv->line_how);
     infer_report_row(ctx, "l2.line_bytes", v, m, lconf, lconf >= 0.9);
-    infer_progress(ctx, "line: sector %u B, line %u B (%s)", sector, line, ctx->line_how);
+    infer_progress(ctx, "line: sector %u B, line %u B (%s)", sector, line, lv->line_how);
     return GX_OK;
 }

@@ -189,8 +189,8 @@ static int same_partition(gx_infer *ctx, uint32_t a, uint32_t b, double thr, int
 
 static int sm_groups(gx_infer *ctx, const gx_slicepred *sp, uint32_t S, parts_result *pr)
 {
-    double thr = isfinite(ctx->miss_delta) && ctx->miss_delta > 0 ? 0.5 * ctx->miss_delta : 40.0;
-    double band = 3.0 * (ctx->have_timer ? ctx->timer_noise : 2.0) + 10.0;
+    double thr = isfinite(ctx->levels.miss_delta) && ctx->levels.miss_delta > 0 ? 0.5 * ctx->levels.miss_delta : 40.0;
+    double band = 3.0 * (ctx->timer.have ? ctx->timer.noise : 2.0) + 10.0;
     if (thr < band)
         thr = band;
     int grp[32];
@@ -279,10 +279,10 @@ static int contention_classes(gx_infer *ctx, uint64_t region_bytes, uint32_t fp_
                               int fp_merged, contend_result *cr)
 {
     const uint64_t page = ctx->info->page_bytes;
-    const size_t lines = (size_t)(page / ctx->line_bytes);
+    const size_t lines = (size_t)(page / ctx->line.line_bytes);
     const size_t n = lines < SL_CONTEND_SAMPLE ? lines : SL_CONTEND_SAMPLE;
     const size_t nj = lines < SL_CONTEND_JOIN ? lines : SL_CONTEND_JOIN;
-    sc_opts o = {ctx->line_bytes, 0, SL_CONTEND_WARPS, SL_CONTEND_REPS};
+    sc_opts o = {ctx->line.line_bytes, 0, SL_CONTEND_WARPS, SL_CONTEND_REPS};
     sc_partition *part = malloc(sizeof *part);
     int *cls = malloc(n * sizeof *cls);
     uint64_t *offs = malloc(n * sizeof *offs);
@@ -296,11 +296,11 @@ static int contention_classes(gx_infer *ctx, uint64_t region_bytes, uint32_t fp_
     gx_rng peek = ctx->rng, r;
     gx_rng_seed(&r, gx_mix64(gx_rng_next(&peek) ^ SL_CONTEND_STREAM));
     if (rc == GX_OK) {
-        sample_lines(&r, 0, ctx->line_bytes, lines, n, scratch, offs);
+        sample_lines(&r, 0, ctx->line.line_bytes, lines, n, scratch, offs);
         rc = sc_partition_lines(ctx->t, &o, offs, n, cls, part, &m);
     }
     if (rc == GX_OK && last) {
-        sample_lines(&r, last, ctx->line_bytes, lines, nj, scratch, offs);
+        sample_lines(&r, last, ctx->line.line_bytes, lines, nj, scratch, offs);
         rc = sc_join_lines(ctx->t, &o, part, offs, nj, cls, &none, &twice, &m);
     }
     if (rc == GX_ENOMEM || !part || !cls || !offs || !scratch) {
@@ -419,10 +419,10 @@ static void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s,
     if (by_contention) /* every contention class checked from a second member, a second page
                           within them */
         sconf = pr->method == 2 ? fmin(pr->conf, 0.95) : 0.95;
-    ctx->slices = slices;
-    ctx->partitions = pr->partitions;
-    gx_hash_clear(&ctx->slice_hash);
-    gx_hash_copy(&ctx->slice_hash, h);
+    ctx->slices.slices = slices;
+    ctx->slices.partitions = pr->partitions;
+    gx_hash_clear(&ctx->slices.hash);
+    gx_hash_copy(&ctx->slices.hash, h);
     p->l2.present = 1;
     if (sconf >= 0.9) {
         p->l2.slices = slices;
@@ -514,7 +514,7 @@ static void record_slices(gx_infer *ctx, const gx_slicepred *sp, const gx_slicep
             json_array_append_new(row, infer_json_num(gx_slicepred_center(sp, c, slot)));
         infer_data_append(ctx, "sm_slice", "cycles", row);
     }
-    uint64_t page = ctx->info->page_bytes, line = ctx->line_bytes;
+    uint64_t page = ctx->info->page_bytes, line = ctx->line.line_bytes;
     uint64_t n = page / line < SL_DATA_MAX_LINES ? page / line : SL_DATA_MAX_LINES;
     infer_data_set(ctx, "slice_classes", "method",
                    json_string("the learned slice hash of the reference page (masks over the "
@@ -533,12 +533,12 @@ static void record_slices(gx_infer *ctx, const gx_slicepred *sp, const gx_slicep
 
 int gx_stage_slices(gx_infer *ctx)
 {
-    if (!ctx->line_bytes)
+    if (!ctx->line.line_bytes)
         return gx_fail(ctx->msg, GX_EINVAL, "slices: the line size is unknown (line stage)");
     uint64_t page = ctx->info->page_bytes;
     if (!page)
         return gx_fail(ctx->msg, GX_EINVAL, "slices: the target reports no page size");
-    if (ctx->arena_work_bytes < page) {
+    if (ctx->arena.work_bytes < page) {
         /* normally the levels stage allocated it (and the eviction sets live
          * in it): only a missing arena is allocated here */
         int rc = infer_arena_default(ctx);
@@ -547,11 +547,11 @@ int gx_stage_slices(gx_infer *ctx)
     }
     gx_slicepred_opts o;
     gx_slicepred_opts_default(&o);
-    o.line_bytes = ctx->line_bytes;
+    o.line_bytes = ctx->line.line_bytes;
     o.page_bytes = page;
     o.region_offset = 0;
-    o.region_bytes = ctx->arena_work_bytes / page * page;
-    o.timer_noise_cycles = ctx->have_timer ? ctx->timer_noise : 0;
+    o.region_bytes = ctx->arena.work_bytes / page * page;
+    o.timer_noise_cycles = ctx->timer.have ? ctx->timer.noise : 0;
     o.seed = gx_rng_next(&ctx->rng);
     gx_slicepred *sp = NULL;
     int rc = gx_slicepred_learn(ctx->t, &o, &sp, ctx->msg);
@@ -570,8 +570,8 @@ int gx_stage_slices(gx_infer *ctx)
     memset(&pr, 0, sizeof pr);
     snprintf(pr.how, sizeof pr.how, "fingerprints show no partition structure (not observable)");
     uint32_t group[SL_MAX_CLASSES];
-    if (ctx->topology == GX_TOPO_NEAR_FAR) {
-        double gap = isfinite(ctx->miss_delta) && ctx->miss_delta > 0 ? 0.5 * ctx->miss_delta : 30;
+    if (ctx->levels.topology == GX_TOPO_NEAR_FAR) {
+        double gap = isfinite(ctx->levels.miss_delta) && ctx->levels.miss_delta > 0 ? 0.5 * ctx->levels.miss_delta : 30;
         if (!try_grouping(sp, s.classes, s.sms, gap, 3.0, group, &pr, 1)) {
             rc = sm_groups(ctx, sp, s.sms, &pr);
             if (rc == GX_OK && pr.partitions > 1) {
@@ -607,8 +607,8 @@ int gx_stage_slices(gx_infer *ctx)
     }
     /* kept for the ways stage's slice-guided pools (learning again costs
      * as much as this stage did) */
-    gx_slicepred_free(ctx->slicepred);
-    ctx->slicepred = rc == GX_OK ? sp : NULL;
+    gx_slicepred_free(ctx->slices.pred);
+    ctx->slices.pred = rc == GX_OK ? sp : NULL;
     if (rc != GX_OK)
         gx_slicepred_free(sp);
     return rc;

@@ -1,6 +1,6 @@
 /* stage_timer.c - discovery stage 1: the cycle counter's overhead and
  * noise floor. Every later stage sizes its repeats and unsure bands from
- * ctx->timer_noise.
+ * ctx->timer.noise.
  *
  * Method:
  * - overhead: median of 64 empty timed intervals (seq with GX_OP_NONE);
@@ -100,9 +100,9 @@ int gx_stage_timer(gx_infer *ctx)
         return rc;
     if ((rc = time_reloads(ctx, &hit, &hit_spread)) != GX_OK)
         return rc;
-    ctx->timer_overhead = over;
-    ctx->timer_noise = fmax(fmax(over_spread, hit_spread), 0.5);
-    ctx->have_timer = 1;
+    ctx->timer.overhead = over;
+    ctx->timer.noise = fmax(fmax(over_spread, hit_spread), 0.5);
+    ctx->timer.have = 1;
     ctx->out->timer_overhead_cycles = round(over);
     /* Confidence: the median of 64 samples is within +-1 cycle when the
      * spread is a few cycles; lower it as the spread grows. */
@@ -115,7 +115,7 @@ int gx_stage_timer(gx_infer *ctx)
     infer_report_row(ctx, "timer.overhead_cycles", v, m, conf, conf >= 0.9);
     if (conf < 0.9)
         ctx->out->timer_overhead_cycles = NAN;
-    snprintf(v, sizeof v, "%.1f", ctx->timer_noise);
+    snprintf(v, sizeof v, "%.1f", ctx->timer.noise);
     snprintf(m, sizeof m, "MAD*1.4826 of %d reloads of one line (median %.0f)", TIMER_SAMPLES,
              hit);
     infer_report_row(ctx, "timer noise (cycles)", v, m, NAN, 0);
@@ -127,6 +127,6 @@ int gx_stage_timer(gx_infer *ctx)
     snprintf(m, sizeof m, "cycles per wall second of busy chases, after %d rounds (last change %.1f%%)",
              SETTLE_ROUNDS, 100 * drift);
     infer_report_row(ctx, "SM clock while probing (MHz)", v, m, NAN, 0);
-    infer_progress(ctx, "timer: overhead %.1f cycles, noise %.1f cycles", over, ctx->timer_noise);
+    infer_progress(ctx, "timer: overhead %.1f cycles, noise %.1f cycles", over, ctx->timer.noise);
     return GX_OK;
 }

@@ -23,14 +23,14 @@
  *   disagree); l2.ways = the majority minimal-set size; confidence from the
  *   agreement.
  * - Near-far: reloads are classified against the gap to the NEXT level
- *   (ctx->miss_latency, the far partition), so a line pushed from the near
+ *   (ctx->levels.miss_latency, the far partition), so a line pushed from the near
  *   partition to the far one counts as evicted: the ways found are the near
  *   partition's, which is the L2 organisation (partitions are copies).
  *
  * Notes:
- * - ctx->evsets keep target + W congruent lines (W + 1 in all) for the sets
- *   and policy stages, valid while ctx->arena_generation ==
- *   ctx->evsets_generation, each with the pool it came from (the policy
+ * - ctx->ways.evsets keep target + W congruent lines (W + 1 in all) for the sets
+ *   and policy stages, valid while ctx->arena.generation ==
+ *   ctx->ways.evsets_generation, each with the pool it came from (the policy
  *   stage needs W more congruent lines; gx_ways_grow_pool adds pages).
  * - A reduction's errors only inflate a set (see WAYS_MIN_SUPPORT): sets
  *   larger than the smallest are minimised once more before the vote.
@@ -63,12 +63,12 @@ static int ways_arena(gx_infer *ctx, uint64_t *npages)
     if (want > WAYS_ARENA_MAX)
         want = WAYS_ARENA_MAX;
     want = want / page * page;
-    if (ctx->arena_work_bytes < want) {
+    if (ctx->arena.work_bytes < want) {
         int rc = infer_arena_ensure(ctx, want);
         if (rc != GX_OK)
             return rc;
     }
-    *npages = ctx->arena_work_bytes / page;
+    *npages = ctx->arena.work_bytes / page;
     if (*npages < WAYS_MIN_PAGES)
         return gx_fail(ctx->msg, GX_ERANGE, "ways: only %llu pages of arena (need %u)",
                        (unsigned long long)*npages, WAYS_MIN_PAGES);
@@ -135,12 +135,12 @@ static uint32_t ways_choice(const uint32_t *v, int n, int *agree, int *only_larg
 
 static void clear_evsets(gx_infer *ctx)
 {
-    for (int i = 0; i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
-        free(ctx->evsets[i].lines);
-        free(ctx->evsets[i].pool);
-        memset(&ctx->evsets[i], 0, sizeof ctx->evsets[i]);
+    for (int i = 0; i < ctx->ways.n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
+        free(ctx->ways.evsets[i].lines);
+        free(ctx->ways.evsets[i].pool);
+        memset(&ctx->ways.evsets[i], 0, sizeof ctx->ways.evsets[i]);
     }
-    ctx->n_evsets = 0;
+    ctx->ways.n_evsets = 0;
 }
 
 /* Keep a found set with (a copy of) the pool it came from: the policy stage
@@ -149,9 +149,9 @@ static void clear_evsets(gx_infer *ctx)
 static int keep_evset(gx_infer *ctx, const gx_evx_result *r, const uint64_t *pool, size_t n_pool,
                       uint64_t xor)
 {
-    if (ctx->n_evsets >= GX_INFER_MAX_EVSETS)
+    if (ctx->ways.n_evsets >= GX_INFER_MAX_EVSETS)
         return GX_OK;
-    gx_evset *e = &ctx->evsets[ctx->n_evsets];
+    gx_evset *e = &ctx->ways.evsets[ctx->ways.n_evsets];
     memset(e, 0, sizeof *e);
     e->lines = malloc(r->n * sizeof *e->lines);
     if (pool && n_pool)
@@ -169,7 +169,7 @@ static int keep_evset(gx_infer *ctx, const gx_evx_result *r, const uint64_t *poo
     e->pool_used = r->pool_used;
     e->n = r->n;
     e->target = r->target;
-    ctx->n_evsets++;
+    ctx->ways.n_evsets++;
     return GX_OK;
 }
 
@@ -234,15 +234,15 @@ static int reminimise_larger(gx_infer *ctx, gx_evx *ev, ways_run *run)
         if (run->w[i] < lo)
             lo = run->w[i];
     int rc = GX_OK;
-    for (int i = 0; rc == GX_OK && i < run->n && i < ctx->n_evsets; i++) {
-        if (run->w[i] <= lo || ctx->evsets[i].n != run->w[i])
+    for (int i = 0; rc == GX_OK && i < run->n && i < ctx->ways.n_evsets; i++) {
+        if (run->w[i] <= lo || ctx->ways.evsets[i].n != run->w[i])
             continue;
         int changed = 0;
-        rc = reminimise(ev, &ctx->evsets[i], &changed);
+        rc = reminimise(ev, &ctx->ways.evsets[i], &changed);
         if (rc == GX_OK && changed) {
             infer_progress(ctx, "ways: set %d minimised again: %u -> %u lines", i + 1, run->w[i],
-                           ctx->evsets[i].n);
-            run->w[i] = ctx->evsets[i].n;
+                           ctx->ways.evsets[i].n);
+            run->w[i] = ctx->ways.evsets[i].n;
             run->reminimised++;
         }
     }
@@ -302,7 +302,7 @@ static void guided_free(guided *g)
 static uint32_t guided_page_count(const gx_infer *ctx, uint64_t npages)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint64_t cap = ctx->n_levels > 0 ? ctx->levels[0].capacity_bytes : ctx->l2_capacity;
+    uint64_t cap = ctx->levels.n > 0 ? ctx->levels.level[0].capacity_bytes : ctx->levels.l2_capacity;
     uint64_t want = cap ? GUIDED_CAP_FACTOR * ((cap + page - 1) / page) + 4 : 64;
     if (want < GUIDED_MIN_PAGES)
         want = GUIDED_MIN_PAGES;
@@ -319,14 +319,14 @@ static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
     gx_target_get_stats(ctx->t, &a);
     gx_slicepred_opts o;
     gx_slicepred_opts_default(&o);
-    o.line_bytes = ctx->line_bytes ? ctx->line_bytes : 128;
+    o.line_bytes = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
     o.page_bytes = page;
     o.region_offset = 0;
     o.region_bytes = npages * page;
-    o.timer_noise_cycles = ctx->have_timer ? ctx->timer_noise : 0;
+    o.timer_noise_cycles = ctx->timer.have ? ctx->timer.noise : 0;
     o.seed = gx_rng_next(&ctx->rng);
-    if (ctx->slicepred) {
-        g->sp = ctx->slicepred;
+    if (ctx->slices.pred) {
+        g->sp = ctx->slices.pred;
     } else {
         int rc = gx_slicepred_learn(ctx->t, &o, &g->sp, ctx->msg);
         if (rc != GX_OK)
@@ -354,7 +354,7 @@ static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
 static int guided_identify(gx_infer *ctx, guided *g, uint32_t n)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
     uint32_t max_lines = (uint32_t)(page / line / 100);
     if (max_lines < 16)
         max_lines = 16;
@@ -433,10 +433,10 @@ static int append_class_lines(gx_infer *ctx, const gx_slicepred_page *pg, int cl
                               uint64_t **pool, size_t *n, size_t *cap)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
     for (uint64_t l = 0; l < page / line; l++) {
         uint64_t off = pg->base + l * line;
-        if (off == skip || gx_slicepred_predict(ctx->slicepred, pg, off) != cls)
+        if (off == skip || gx_slicepred_predict(ctx->slices.pred, pg, off) != cls)
             continue;
         if (*n == *cap) {
             size_t c = *cap ? 2 * *cap : 4096;
@@ -455,9 +455,9 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
 {
     *added = 0;
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
-    uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
-    if (!ctx->slicepred || npages == 0 || page < line)
+    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    uint64_t npages = page ? ctx->arena.work_bytes / page : 0;
+    if (!ctx->slices.pred || npages == 0 || page < line)
         return gx_fail(ctx->msg, GX_EUNSURE, "ways: no slice predictor to grow a pool with");
     uint32_t max_lines = (uint32_t)(page / line / 100); /* as guided_identify: 1% of a page */
     if (max_lines < 16)
@@ -465,10 +465,10 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
     gx_slicepred_page tp;
     gx_msg m;
     memset(&tp, 0, sizeof tp);
-    int rc = gx_slicepred_identify(ctx->slicepred, es->target / page * page, max_lines, &tp, &m);
+    int rc = gx_slicepred_identify(ctx->slices.pred, es->target / page * page, max_lines, &tp, &m);
     if (rc != GX_OK)
         return gx_fail(ctx->msg, rc, "ways: the target's page: %s", m.text);
-    int cls = gx_slicepred_predict(ctx->slicepred, &tp, es->target);
+    int cls = gx_slicepred_predict(ctx->slices.pred, &tp, es->target);
     uint8_t *covered = calloc(npages, 1);
     uint64_t *order = malloc(npages * sizeof *order);
     if (!covered || !order) {
@@ -491,7 +491,7 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
     for (size_t i = 0; rc == GX_OK && i < n && got < n_new && cls >= 0; i++) {
         gx_slicepred_page pg;
         memset(&pg, 0, sizeof pg);
-        int irc = gx_slicepred_identify(ctx->slicepred, order[i] * page, max_lines, &pg, &m);
+        int irc = gx_slicepred_identify(ctx->slices.pred, order[i] * page, max_lines, &pg, &m);
         if (irc == GX_EUNSURE)
             continue; /* left out, as in the guided pools */
         if (irc != GX_OK) {
@@ -570,11 +570,11 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
                    json_string("minimal eviction sets reduced from a congruent pool (group "
                                "testing); a set's size is the associativity"));
     /* each kept set: its target, then its lines (built only when recording) */
-    for (int i = 0; infer_recording(ctx) && i < ctx->n_evsets; i++) {
+    for (int i = 0; infer_recording(ctx) && i < ctx->ways.n_evsets; i++) {
         json_t *a = json_array();
-        json_array_append_new(a, json_integer((json_int_t)ctx->evsets[i].target));
-        for (uint32_t j = 0; j < ctx->evsets[i].n; j++)
-            json_array_append_new(a, json_integer((json_int_t)ctx->evsets[i].lines[j]));
+        json_array_append_new(a, json_integer((json_int_t)ctx->ways.evsets[i].target));
+        for (uint32_t j = 0; j < ctx->ways.evsets[i].n; j++)
+            json_array_append_new(a, json_integer((json_int_t)ctx->ways.evsets[i].lines[j]));
         infer_data_append(ctx, "ways", "evsets", a);
     }
     infer_data_set(ctx, "ways", "failed", json_integer(run->failed));
@@ -601,12 +601,12 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
 static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_t npages,
                     uint64_t *pool, gx_evx_result *res, size_t *n_pool, uint64_t *xor)
 {
-    uint32_t line = ctx->line_bytes ? ctx->line_bytes : 128;
+    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
     int got = 0, rc;
     *n_pool = npages - 1;
     *xor = 0;
-    if (run->n > 0 && ctx->n_evsets > 0 &&
-        (rc = translated_set(ctx, ev, &ctx->evsets[0], line, res, &got, xor)) != GX_OK)
+    if (run->n > 0 && ctx->ways.n_evsets > 0 &&
+        (rc = translated_set(ctx, ev, &ctx->ways.evsets[0], line, res, &got, xor)) != GX_OK)
         return rc;
     if (got) {
         run->translated++;
@@ -700,9 +700,9 @@ int gx_stage_ways(gx_infer *ctx)
         int translated = run.translated != translated_before;
         const uint64_t *kp = NULL;
         size_t kn = 0;
-        if (translated && ctx->n_evsets > 0) {
-            kp = ctx->evsets[0].pool;
-            kn = ctx->evsets[0].n_pool;
+        if (translated && ctx->ways.n_evsets > 0) {
+            kp = ctx->ways.evsets[0].pool;
+            kn = ctx->ways.evsets[0].n_pool;
         } else if (run.guided && g.pool) {
             kp = g.pool;
             kn = n_pool;
@@ -742,20 +742,19 @@ int gx_stage_ways(gx_infer *ctx)
     int in_profile = clear;
     /* keep only the sets of the majority size (with their pools), first */
     int k = 0;
-    for (int i = 0; i < ctx->n_evsets; i++) {
-        if (ctx->evsets[i].n == w) {
-            ctx->evsets[k++] = ctx->evsets[i];
+    for (int i = 0; i < ctx->ways.n_evsets; i++) {
+        if (ctx->ways.evsets[i].n == w) {
+            ctx->ways.evsets[k++] = ctx->ways.evsets[i];
         } else {
-            free(ctx->evsets[i].lines);
-            free(ctx->evsets[i].pool);
+            free(ctx->ways.evsets[i].lines);
+            free(ctx->ways.evsets[i].pool);
         }
     }
-    for (int i = k; i < ctx->n_evsets; i++)
-        memset(&ctx->evsets[i], 0, sizeof ctx->evsets[i]);
-    ctx->n_evsets = k;
-    ctx->evsets_generation = ctx->arena_generation;
-    ctx->ways_gap = ev.gap;
-    ctx->ways = in_profile ? w : 0;
+    for (int i = k; i < ctx->ways.n_evsets; i++)
+        memset(&ctx->ways.evsets[i], 0, sizeof ctx->ways.evsets[i]);
+    ctx->ways.n_evsets = k;
+    ctx->ways.evsets_generation = ctx->arena.generation;
+    ctx->ways.ways = in_profile ? w : 0;
     if (in_profile) {
         ctx->out->l2.present = 1;
         ctx->out->l2.ways = w;

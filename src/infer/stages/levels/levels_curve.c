@@ -17,7 +17,7 @@
 int lv_make_blocks(lv_state *s)
 {
     gx_infer *ctx = s->ctx;
-    size_t total = (size_t)(ctx->arena_work_bytes / LV_BLOCK_BYTES);
+    size_t total = (size_t)(ctx->arena.work_bytes / LV_BLOCK_BYTES);
     s->blocks = malloc(total * sizeof *s->blocks);
     s->chain = malloc(total * sizeof *s->chain);
     if (!s->blocks || !s->chain)
@@ -190,8 +190,8 @@ int lv_level_capacity(lv_state *s, int level, double *cap, double *rel_sd)
     if (!isfinite(rough) || s->n >= LV_MAX_POINTS)
         return GX_OK;
     double lines = rough / 0.3;
-    if (lines * LV_BLOCK_BYTES > (double)s->ctx->arena_work_bytes)
-        lines = (double)s->ctx->arena_work_bytes / LV_BLOCK_BYTES;
+    if (lines * LV_BLOCK_BYTES > (double)s->ctx->arena.work_bytes)
+        lines = (double)s->ctx->arena.work_bytes / LV_BLOCK_BYTES;
     lv_point *bp = &s->p[s->n];
     memset(bp, 0, sizeof *bp);
     bp->f = floor(lines) * LV_BLOCK_BYTES;

@@ -28,7 +28,7 @@ int lv_measure_skew(gx_infer *ctx, const uint64_t *lines_at, size_t nlines, lv_s
             k++;
         }
     }
-    sk->base_hit = gx_percentile(med, k, 1) - ctx->timer_overhead;
+    sk->base_hit = gx_percentile(med, k, 1) - ctx->timer.overhead;
     sk->spread = gx_percentile(med, k, 95) - gx_percentile(med, k, 5);
     sk->sm0_hit_seq = gx_median(sm0, LV_SM0_LINES);
     return GX_OK;
@@ -46,9 +46,9 @@ int lv_measure_cold(lv_state *s)
      * faster than the random access a DRAM latency should describe. The
      * page they sit in is TLB-warmed first through a block that is not used. */
     const uint64_t stride = LV_COLD_STRIDE;
-    if (ctx->fresh_end < ctx->fresh_next + (LV_COLD + 2) * stride)
+    if (ctx->arena.fresh_end < ctx->arena.fresh_next + (LV_COLD + 2) * stride)
         return gx_fail(ctx->msg, GX_ERANGE, "levels: the never-touched reserve is too small");
-    uint64_t top = ctx->fresh_end - stride;
+    uint64_t top = ctx->arena.fresh_end - stride;
     uint64_t page = ctx->info->page_bytes ? ctx->info->page_bytes : 4096;
     uint64_t warmed = ~(uint64_t)0;
     for (int i = 0; i < LV_COLD; i++) {
@@ -65,9 +65,9 @@ int lv_measure_cold(lv_state *s)
                 return rc;
         }
     }
-    ctx->fresh_end = offs[LV_COLD - 1] / page * page; /* the rest stays fresh below */
-    if (ctx->fresh_end < ctx->fresh_next)
-        ctx->fresh_end = ctx->fresh_next;
+    ctx->arena.fresh_end = offs[LV_COLD - 1] / page * page; /* the rest stays fresh below */
+    if (ctx->arena.fresh_end < ctx->arena.fresh_next)
+        ctx->arena.fresh_end = ctx->arena.fresh_next;
     int rc = infer_probe_pairs(ctx, offs, LV_COLD, 0, NULL, d);
     if (rc != GX_OK)
         return rc;
@@ -151,7 +151,7 @@ static int far_alternation(lv_state *s, size_t n, uint32_t line, double *alt, do
     *alt = *aa = NAN;
     size_t words = line / 8, na = words ? (n + words - 1) / words : 0;
     uint64_t abase = (uint64_t)n * line;
-    if (!na || abase + (uint64_t)na * line > ctx->arena_work_bytes)
+    if (!na || abase + (uint64_t)na * line > ctx->arena.work_bytes)
         return GX_OK;
     uint64_t *chain = malloc(2 * n * sizeof *chain), *a = malloc(na * words * sizeof *a);
     uint64_t *perm = malloc(na * sizeof *perm);
@@ -218,7 +218,7 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
     if (!line || !isfinite(c1) || !isfinite(c2) || c2 < LV_STREAM_MIN_RATIO * c1)
         return GX_OK;
     size_t n = (size_t)(0.5 * (c1 + c2));
-    if ((uint64_t)n * line > ctx->arena_work_bytes)
+    if ((uint64_t)n * line > ctx->arena.work_bytes)
         return GX_OK;
     uint64_t *chain = malloc(n * sizeof *chain);
     if (!chain)
@@ -299,8 +299,8 @@ int lv_far_test(lv_state *s, double cap1, char *why, size_t why_len)
     uint64_t f = (uint64_t)(1.4 * cap1) / LV_BLOCK_BYTES * LV_BLOCK_BYTES;
     size_t n = 0;
     double y = 0;
-    if (f > ctx->arena_work_bytes)
-        f = ctx->arena_work_bytes / LV_BLOCK_BYTES * LV_BLOCK_BYTES;
+    if (f > ctx->arena.work_bytes)
+        f = ctx->arena.work_bytes / LV_BLOCK_BYTES * LV_BLOCK_BYTES;
     int rc = lv_chase_footprint(s, f, &y, &n);
     if (rc == GX_OK)
         rc = lv_chase_footprint(s, f, &y, &n); /* two passes: exclusive levels settle */

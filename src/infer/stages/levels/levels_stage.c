@@ -34,8 +34,8 @@
  * - At most two L2 levels (near, far). Latencies are reported as the base:
  *   the fastest (SM, slice) pair, as profiles define them; the far and DRAM
  *   latencies are the base plus their skew-free deltas.
- * - ctx->hit_latency, miss_latency, dram_latency, hit_miss_threshold are in
- *   seq units (timer overhead and SM 0's typical skew included); the deltas
+ * - Results in ctx->levels (results.h): hit_latency, miss_latency and
+ *   hit_miss_threshold are in seq units (timer overhead and SM 0's typical skew included); the deltas
  *   (pair_noise, miss_delta, dram_delta) are skew-free. */
 #include <math.h>
 #include <stdio.h>
@@ -49,29 +49,29 @@ static void write_profile(gx_infer *ctx, double dram, double conf_lat, double co
     gx_profile *p = ctx->out;
     p->l2.present = 1;
     if (conf_lv >= 0.9) {
-        p->l2.n_levels = ctx->n_levels;
-        for (int i = 0; i < ctx->n_levels; i++)
-            p->l2.levels[i] = ctx->levels[i];
+        p->l2.n_levels = ctx->levels.n;
+        for (int i = 0; i < ctx->levels.n; i++)
+            p->l2.levels[i] = ctx->levels.level[i];
         gx_profile_set_confidence(p, "l2.levels_from_one_sm", conf_lv);
     }
     if (conf_lat < 0.9)
         return;
-    p->l2.topology = ctx->topology;
+    p->l2.topology = ctx->levels.topology;
     p->memory.dram_latency_cycles = dram;
-    if (ctx->topology == GX_TOPO_UNIFORM) {
-        p->l2.hit_cycles = ctx->levels[0].latency_cycles;
+    if (ctx->levels.topology == GX_TOPO_UNIFORM) {
+        p->l2.hit_cycles = ctx->levels.level[0].latency_cycles;
     } else {
-        p->l2.near_hit_cycles = ctx->levels[0].latency_cycles;
-        p->l2.far_hit_cycles = ctx->levels[1].latency_cycles;
-        if (ctx->far_stream_extra > 0) {
-            p->l2.far_stream_extra_cycles = round(ctx->far_stream_extra);
+        p->l2.near_hit_cycles = ctx->levels.level[0].latency_cycles;
+        p->l2.far_hit_cycles = ctx->levels.level[1].latency_cycles;
+        if (ctx->levels.far_stream_extra > 0) {
+            p->l2.far_stream_extra_cycles = round(ctx->levels.far_stream_extra);
             gx_profile_set_confidence(p, "l2.latency_cycles.far_stream_extra", conf_lat);
         }
     }
     const char *keys[] = {"l2.topology", "memory.dram_latency_cycles",
-                          ctx->topology == GX_TOPO_UNIFORM ? "l2.latency_cycles.hit"
+                          ctx->levels.topology == GX_TOPO_UNIFORM ? "l2.latency_cycles.hit"
                                                            : "l2.latency_cycles.near_hit",
-                          ctx->topology == GX_TOPO_UNIFORM ? NULL : "l2.latency_cycles.far_hit"};
+                          ctx->levels.topology == GX_TOPO_UNIFORM ? NULL : "l2.latency_cycles.far_hit"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (keys[i])
             gx_profile_set_confidence(p, keys[i], conf_lat);
@@ -84,41 +84,41 @@ static void report(gx_infer *ctx, const lv_skew *sk, double dram, double conf,
     char v[128], m[200], b[32];
     int in = conf >= 0.9;
     v[0] = 0;
-    for (int i = 0; i < ctx->n_levels; i++) {
+    for (int i = 0; i < ctx->levels.n; i++) {
         size_t len = strlen(v);
         snprintf(v + len, sizeof v - len, "%s%s @ %.0f", i ? ", " : "",
-                 infer_fmt_bytes(ctx->levels[i].capacity_bytes, b, sizeof b),
-                 ctx->levels[i].latency_cycles);
+                 infer_fmt_bytes(ctx->levels.level[i].capacity_bytes, b, sizeof b),
+                 ctx->levels.level[i].latency_cycles);
     }
     snprintf(m, sizeof m, "residency of %zu nested chains (+-%.0f%%), latency classes%s",
-             points, 100 * rel_sd[ctx->n_levels - 1], low);
+             points, 100 * rel_sd[ctx->levels.n - 1], low);
     infer_report_row(ctx, "l2.levels_from_one_sm", v, m, conf_lv, conf_lv >= 0.9);
-    infer_report_row(ctx, "l2.topology", gx_topology_name(ctx->topology), why, conf, in);
-    if (ctx->topology == GX_TOPO_UNIFORM) {
-        snprintf(v, sizeof v, "%.0f", ctx->levels[0].latency_cycles);
+    infer_report_row(ctx, "l2.topology", gx_topology_name(ctx->levels.topology), why, conf, in);
+    if (ctx->levels.topology == GX_TOPO_UNIFORM) {
+        snprintf(v, sizeof v, "%.0f", ctx->levels.level[0].latency_cycles);
         infer_report_row(ctx, "l2.latency_cycles.hit", v,
                          "1st pct of reload medians over SMs x lines", conf, in);
     } else {
-        snprintf(v, sizeof v, "%.0f", ctx->levels[0].latency_cycles);
+        snprintf(v, sizeof v, "%.0f", ctx->levels.level[0].latency_cycles);
         infer_report_row(ctx, "l2.latency_cycles.near_hit", v,
                          "1st pct of reload medians over SMs x lines", conf, in);
-        snprintf(v, sizeof v, "%.0f", ctx->levels[1].latency_cycles);
+        snprintf(v, sizeof v, "%.0f", ctx->levels.level[1].latency_cycles);
         infer_report_row(ctx, "l2.latency_cycles.far_hit", v,
                          "near hit + skew-free delta of far lines", conf, in);
-        if (isfinite(ctx->far_stream_extra)) {
-            snprintf(v, sizeof v, "%.0f", ctx->far_stream_extra);
+        if (isfinite(ctx->levels.far_stream_extra)) {
+            snprintf(v, sizeof v, "%.0f", ctx->levels.far_stream_extra);
             infer_report_row(ctx, "l2.latency_cycles.far_stream_extra", v,
                              "chase over every line of a region between the levels (far hits "
                              "back to back) minus near plateau and isolated far delta",
-                             ctx->far_stream_extra > 0 ? conf : NAN,
-                             in && ctx->far_stream_extra > 0);
+                             ctx->levels.far_stream_extra > 0 ? conf : NAN,
+                             in && ctx->levels.far_stream_extra > 0);
         }
     }
     snprintf(v, sizeof v, "%.0f", dram);
     snprintf(m, sizeof m, "hit + skew-free delta of %d cold lines (pair sigma %.1f)", LV_COLD,
-             ctx->pair_noise);
+             ctx->levels.pair_noise);
     infer_report_row(ctx, "memory.dram_latency_cycles", v, m, conf, in);
-    snprintf(v, sizeof v, "%.0f", ctx->chase_hit_latency);
+    snprintf(v, sizeof v, "%.0f", ctx->levels.chase_hit_latency);
     infer_report_row(ctx, "first plateau seen by a chase", v,
                      "chase mean per access from SM 0 (base + SM 0's mean skew)", NAN, 0);
     snprintf(v, sizeof v, "%.0f", sk->spread);
@@ -205,7 +205,7 @@ static int levels_threshold(lv_state *s, const lv_skew *sk)
             return rc;
         s->thr1 = fmin(0.5 * s->dram_delta, 0.25 * sk->base_hit);
         double hit_noise =
-            fmin(1.5 * fmax(ctx->have_timer ? ctx->timer_noise : 2.0, 1.0), s->noise);
+            fmin(1.5 * fmax(ctx->timer.have ? ctx->timer.noise : 2.0, 1.0), s->noise);
         /* the cluster's lower tail: from the spread when it is unimodal, or
          * measured (HBM's row hits and misses make it wide and skewed) */
         int tail_clear = s->dram_delta - s->thr1 >= 2.5 * s->noise ||
@@ -231,7 +231,7 @@ static int levels_threshold(lv_state *s, const lv_skew *sk)
 static int levels_sweep(lv_state *s)
 {
     gx_infer *ctx = s->ctx;
-    uint64_t work = ctx->arena_work_bytes;
+    uint64_t work = ctx->arena.work_bytes;
     int rc;
     for (double f = LV_START_BYTES; f <= (double)work && s->n < LV_MAX_POINTS; f *= 2) {
         lv_point *pt = &s->p[s->n];
@@ -259,7 +259,7 @@ static int levels_sweep(lv_state *s)
  * gone. */
 static int levels_extend_far(lv_state *s)
 {
-    uint64_t work = s->ctx->arena_work_bytes;
+    uint64_t work = s->ctx->arena.work_bytes;
     int rc;
     while (s->n < LV_MAX_POINTS && lv_resident(s, &s->p[s->n - 1], 1) > 0.2 &&
            s->p[s->n - 1].f * 2 <= (double)work) {
@@ -292,7 +292,7 @@ static void levels_confidence(const gx_infer *ctx, int nl, int overlap, int by_c
         snprintf(low, low_len, "; far level from the chase curve (far/DRAM overlap per line)");
     }
     for (int l = 0; l < nl; l++)
-        if (!ctx->levels[l].capacity_bytes || !(sds[l] < 0.05)) {
+        if (!ctx->levels.level[l].capacity_bytes || !(sds[l] < 0.05)) {
             *conf_lv = 0.5;
             snprintf(low, low_len, "; level %d capacity +-%.0f%%", l + 1, 100 * sds[l]);
         }
@@ -358,10 +358,10 @@ static int run_levels(lv_state *s)
     /* pair_noise: the spread of a hit-side delta (reload jitter), used for
      * unsure bands around hit/miss thresholds; dram_noise: the spread of
      * DRAM deltas (wide on real HBM), used for bounds on the miss side */
-    ctx->dram_noise = s->noise;
-    ctx->pair_noise = fmin(s->noise, 1.5 * fmax(ctx->have_timer ? ctx->timer_noise : 2.0, 1.0));
-    ctx->dram_delta = s->dram_delta;
-    ctx->miss_delta = s->near_far ? s->far_delta : s->dram_delta;
+    ctx->levels.dram_noise = s->noise;
+    ctx->levels.pair_noise = fmin(s->noise, 1.5 * fmax(ctx->timer.have ? ctx->timer.noise : 2.0, 1.0));
+    ctx->levels.dram_delta = s->dram_delta;
+    ctx->levels.miss_delta = s->near_far ? s->far_delta : s->dram_delta;
     /* capacities are in lines (one line per 256 B block): the line size
      * turns them into bytes */
     uint32_t line = 0;
@@ -378,13 +378,13 @@ static int run_levels(lv_state *s)
         }
         rc = GX_OK;
     }
-    ctx->line_bytes = line;
-    ctx->line_conf = lconf;
+    ctx->levels.line_measured = line; /* the line stage publishes it */
+    ctx->levels.line_conf = lconf;
     /* A chase over the far plateau is a stream of far hits: each costs the
      * chase's near plateau + the far delta, unless back-to-back far hits
      * (line swaps) cost more, as on an H200 (+28-34 cycles over the probe
      * pairs' far delta in six runs of one call). */
-    ctx->far_stream_extra = NAN;
+    ctx->levels.far_stream_extra = NAN;
     if (s->near_far && line) {
         double ystream = NAN, fdelta = NAN, ynear = NAN;
         if ((rc = lv_far_stream_chase(s, caps[0] / LV_BLOCK_BYTES, caps[1] / LV_BLOCK_BYTES, line,
@@ -399,33 +399,32 @@ static int run_levels(lv_state *s)
          * misses (an H200: 186-246 over eight runs, against 186-200 here) */
         if (isfinite(fdelta)) {
             s->far_delta = fdelta;
-            ctx->miss_delta = fdelta;
+            ctx->levels.miss_delta = fdelta;
         }
         double floor_c = fmax(8.0, 0.05 * s->far_delta);
         if (isfinite(extra))
-            ctx->far_stream_extra = extra > floor_c ? extra : 0.0;
+            ctx->levels.far_stream_extra = extra > floor_c ? extra : 0.0;
         infer_progress(ctx, "levels: far hits back to back: chase %.1f over the far plateau vs "
                        "%.1f near + %.1f far delta: extra %.1f",
                        ystream, near, fdelta, extra);
     }
-    snprintf(ctx->line_how, sizeof ctx->line_how, "%s", lhow);
+    snprintf(ctx->levels.line_how, sizeof ctx->levels.line_how, "%s", lhow);
     record_curve(s, pl, np, caps, line);
-    ctx->n_levels = nl;
+    ctx->levels.n = nl;
     for (int l = 0; l < nl; l++) {
         double bytes = caps[l] / LV_BLOCK_BYTES * line;
-        ctx->levels[l].capacity_bytes =
+        ctx->levels.level[l].capacity_bytes =
             isfinite(bytes) && line ? (uint64_t)llround(bytes / 1024.0) * 1024u : 0;
-        ctx->levels[l].latency_cycles =
+        ctx->levels.level[l].latency_cycles =
             round(sk.base_hit + (l == 0 ? 0 : s->far_delta));
     }
-    ctx->topology = nl > 1 ? GX_TOPO_NEAR_FAR : GX_TOPO_UNIFORM;
-    ctx->l2_capacity = ctx->levels[nl - 1].capacity_bytes;
-    ctx->hit_latency = sk.sm0_hit_seq;
-    ctx->miss_latency = sk.sm0_hit_seq + ctx->miss_delta;
-    ctx->dram_latency = ctx->dram_seq_latency = sk.sm0_hit_seq + s->dram_delta;
-    ctx->chase_hit_latency = chase1;
-    ctx->hit_miss_threshold = 0.5 * (ctx->hit_latency + ctx->miss_latency);
-    ctx->have_levels = 1;
+    ctx->levels.topology = nl > 1 ? GX_TOPO_NEAR_FAR : GX_TOPO_UNIFORM;
+    ctx->levels.l2_capacity = ctx->levels.level[nl - 1].capacity_bytes;
+    ctx->levels.hit_latency = sk.sm0_hit_seq;
+    ctx->levels.miss_latency = sk.sm0_hit_seq + ctx->levels.miss_delta;
+    ctx->levels.chase_hit_latency = chase1;
+    ctx->levels.hit_miss_threshold = 0.5 * (ctx->levels.hit_latency + ctx->levels.miss_latency);
+    ctx->levels.have = 1;
     double dram = round(sk.base_hit + s->dram_delta);
 
     double conf_lat, conf_lv;
@@ -439,7 +438,7 @@ static int run_levels(lv_state *s)
 
 int gx_stage_levels(gx_infer *ctx)
 {
-    if (!ctx->have_timer)
+    if (!ctx->timer.have)
         return gx_fail(ctx->msg, GX_EINVAL, "levels needs the timer stage");
     int rc = infer_arena_default(ctx);
     if (rc != GX_OK)

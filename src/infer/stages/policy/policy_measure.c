@@ -28,7 +28,7 @@ static int candidates(gx_infer *ctx, const gx_evset *es, size_t from, const pol_
                       uint64_t **out, size_t *n_out)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
+    uint64_t npages = page ? ctx->arena.work_bytes / page : 0;
     size_t cap = es->pool ? (es->n_pool > from ? es->n_pool - from : 0) : (size_t)npages;
     uint64_t *cand = malloc((cap ? cap : 1) * sizeof *cand);
     if (!cand)
@@ -102,7 +102,7 @@ static int try_set(gx_infer *ctx, gx_evx *ev, const gx_evset *es, size_t from, p
 static uint32_t pool_pages(const gx_infer *ctx, const gx_evset *es)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint64_t npages = page ? ctx->arena_work_bytes / page : 0;
+    uint64_t npages = page ? ctx->arena.work_bytes / page : 0;
     uint8_t *seen = es->pool && npages ? calloc(npages, 1) : NULL;
     uint32_t n = 0;
     for (size_t i = 0; seen && i < es->n_pool; i++) {
@@ -124,7 +124,7 @@ static uint32_t pool_pages(const gx_infer *ctx, const gx_evset *es)
  * pool. *used = the set U was built on. */
 int pol_gather_lines(gx_infer *ctx, gx_evx *ev, pol_data *d, int *used)
 {
-    gx_evset *es = &ctx->evsets[0];
+    gx_evset *es = &ctx->ways.evsets[0];
     int ok = 0;
     int rc = try_set(ctx, ev, es, 0, d, &ok);
     for (int g = 0; rc == GX_OK && !ok && g < POL_GROW_ROUNDS; g++) {
@@ -143,11 +143,11 @@ int pol_gather_lines(gx_infer *ctx, gx_evx *ev, pol_data *d, int *used)
         rc = try_set(ctx, ev, es, from, d, &ok);
     }
     *used = 0;
-    for (int i = 1; rc == GX_OK && !ok && i < ctx->n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
-        if (ctx->evsets[i].n != ctx->evsets[0].n)
+    for (int i = 1; rc == GX_OK && !ok && i < ctx->ways.n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
+        if (ctx->ways.evsets[i].n != ctx->ways.evsets[0].n)
             continue;
         *used = i;
-        rc = try_set(ctx, ev, &ctx->evsets[i], 0, d, &ok);
+        rc = try_set(ctx, ev, &ctx->ways.evsets[i], 0, d, &ok);
     }
     if (rc != GX_OK)
         return rc;
@@ -155,7 +155,7 @@ int pol_gather_lines(gx_infer *ctx, gx_evx *ev, pol_data *d, int *used)
         return gx_fail(ctx->msg, GX_EUNSURE,
                        "policy: no %u extra congruent lines forming a minimal eviction set "
                        "(%d sets tried, the first one's pool grown)",
-                       d->w, ctx->n_evsets);
+                       d->w, ctx->ways.n_evsets);
     d->nu = 2 * d->w + 1;
     return gx_evx_ref_latencies(ev, d->u, d->nu, d->ref);
 }

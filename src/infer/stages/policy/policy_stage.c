@@ -39,7 +39,7 @@
  *   is reported with low confidence.
  * - plru-rand:P: P is also estimated on a grid (a report row).
  *
- * Notes: needs ctx->evsets (with their pools) from the ways stage in the
+ * Notes: needs ctx->ways.evsets (with their pools) from the ways stage in the
  * current arena; growing a pool needs the slices stage's predictor. All
  * simulation is host-side through policy.h (gx_policy_set_*).
  *
@@ -330,7 +330,7 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
         for (size_t i = 0; i < nc; i++) {
             int k = (int)i;
             if (k == best || sc[i].randomized ||
-                gx_policy_equivalent(sc[best].spec, sc[i].spec, ctx->ways))
+                gx_policy_equivalent(sc[best].spec, sc[i].spec, ctx->ways.ways))
                 continue;
             if (runner < 0 || sc[i].ll > sc[runner].ll)
                 runner = k;
@@ -381,14 +381,14 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
                   real_name, active);
     record_policy(ctx, d, sc, nc, chosen);
     if (chosen >= 0) {
-        snprintf(ctx->policy, sizeof ctx->policy, "%s", sc[chosen].spec);
+        snprintf(ctx->policy.name, sizeof ctx->policy.name, "%s", sc[chosen].spec);
         if (conf >= 0.9) {
             snprintf(ctx->out->l2.policy, sizeof ctx->out->l2.policy, "%s", sc[chosen].spec);
             gx_profile_set_confidence(ctx->out, "l2.policy", conf);
         }
         infer_progress(ctx, "policy: %s (confidence %.2f)", sc[chosen].spec, conf);
     } else {
-        snprintf(ctx->policy, sizeof ctx->policy, "unknown");
+        snprintf(ctx->policy.name, sizeof ctx->policy.name, "unknown");
         infer_progress(ctx, "policy: unknown (best %s at %.2f%%)", best >= 0 ? sc[best].spec : "-",
                        best >= 0 ? 100 * sc[best].agree : 0);
     }
@@ -397,15 +397,15 @@ static int decide(gx_infer *ctx, const pol_data *d, pol_score *sc, size_t nc, po
 
 int gx_stage_policy(gx_infer *ctx)
 {
-    if (!ctx->ways || ctx->n_evsets < 1)
+    if (!ctx->ways.ways || ctx->ways.n_evsets < 1)
         return gx_fail(ctx->msg, GX_EUNSURE, "policy: needs the ways stage's eviction sets");
-    if (ctx->evsets_generation != ctx->arena_generation)
+    if (ctx->ways.evsets_generation != ctx->arena.generation)
         return gx_fail(ctx->msg, GX_EUNSURE,
                        "policy: the arena was replaced after the ways stage (eviction sets lost)");
-    const gx_evset *es = &ctx->evsets[0];
-    if (es->n != ctx->ways || es->n > GX_EVX_MAX_WAYS)
+    const gx_evset *es = &ctx->ways.evsets[0];
+    if (es->n != ctx->ways.ways || es->n > GX_EVX_MAX_WAYS)
         return gx_fail(ctx->msg, GX_EUNSURE, "policy: eviction set of %u lines for %u ways", es->n,
-                       ctx->ways);
+                       ctx->ways.ways);
     gx_evx ev;
     int rc = gx_evx_init(&ev, ctx, 0);
     if (rc != GX_OK)

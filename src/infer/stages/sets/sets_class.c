@@ -11,13 +11,13 @@ int sets_setup(sets_ctx *s, gx_infer *ctx)
 {
     memset(s, 0, sizeof *s);
     s->ctx = ctx;
-    if (!ctx->ways || ctx->n_evsets < 1 || ctx->evsets_generation != ctx->arena_generation)
+    if (!ctx->ways.ways || ctx->ways.n_evsets < 1 || ctx->ways.evsets_generation != ctx->arena.generation)
         return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the ways stage's eviction sets");
-    if (!ctx->slices)
+    if (!ctx->slices.slices)
         return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the slice count");
-    s->es = &ctx->evsets[0];
-    s->w = ctx->ways;
-    s->line = ctx->line_bytes ? ctx->line_bytes : 128;
+    s->es = &ctx->ways.evsets[0];
+    s->w = ctx->ways.ways;
+    s->line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
     s->page = ctx->info->page_bytes;
     s->lo = gx_log2_u64(s->line);
     s->hi = gx_log2_u64(s->page) - 1;
@@ -25,11 +25,11 @@ int sets_setup(sets_ctx *s, gx_infer *ctx)
                ~(((uint64_t)1 << s->lo) - 1);
     s->toff = s->es->target % s->page;
     s->base = s->es->target - s->toff;
-    if (ctx->slices > 1) {
-        if (!ctx->slice_hash.present)
+    if (ctx->slices.slices > 1) {
+        if (!ctx->slices.hash.present)
             return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the slice hash");
-        for (int i = 0; i < ctx->slice_hash.n_masks; i++)
-            s->smask[s->ns++] = ctx->slice_hash.masks[i] & s->space;
+        for (int i = 0; i < ctx->slices.hash.n_masks; i++)
+            s->smask[s->ns++] = ctx->slices.hash.masks[i] & s->space;
     }
     s->k = gx_gf2_annihilator(s->smask, (size_t)s->ns, s->space, s->kb);
     if (s->k > SETS_MAX_K)

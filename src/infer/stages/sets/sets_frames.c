@@ -261,7 +261,7 @@ int sets_discriminate(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n, 
 int sets_discriminate_table(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, int n,
                             uint32_t m, int *pick)
 {
-    const uint32_t *tab = s->ctx->slice_hash.table;
+    const uint32_t *tab = s->ctx->slices.hash.table;
     uint64_t set[GX_EVX_MAX_WAYS], pts[40];
     uint8_t ev[40];
     int errs[SETS_MAX_ALTS] = {0}, seen = 0, rc = GX_OK;
@@ -375,7 +375,7 @@ int sets_slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset)
             memcpy(set, s->ec_set[i], (size_t)*nset * sizeof *set);
             return GX_OK;
         }
-    const uint32_t *tab = s->ctx->slice_hash.table;
+    const uint32_t *tab = s->ctx->slices.hash.table;
     uint64_t nl = s->page / s->line, tb = sets_slice_bits(s, tt);
     uint64_t *pool = malloc((size_t)nl * sizeof *pool);
     if (!pool)
@@ -418,14 +418,14 @@ int sets_slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset)
 static void pin_page_h(sets_ctx *s)
 {
     gx_infer *ctx = s->ctx;
-    const uint32_t *tab = ctx->slice_hash.table;
-    if (s->nh <= 1 || !ctx->slicepred || !tab)
+    const uint32_t *tab = ctx->slices.hash.table;
+    if (s->nh <= 1 || !ctx->slices.pred || !tab)
         return;
     gx_slicepred_page pg;
     if (!sets_identify_target_page(s, &pg) || pg.z >> s->ns)
         return;
     uint64_t a0 = sets_slice_bits(s, s->toff) ^ pg.z;
-    if (gx_slicepred_predict(ctx->slicepred, &pg, s->base + s->toff) != (int)tab[a0])
+    if (gx_slicepred_predict(ctx->slices.pred, &pg, s->base + s->toff) != (int)tab[a0])
         return;
     for (int j = 0; j < s->nh; j++)
         if (s->hs[j] == pg.z) {
@@ -440,7 +440,7 @@ static void pin_page_h(sets_ctx *s)
  * unobservable slice parts (s->cong, s->hs: for sets_moved_set). */
 int sets_table_page_sweep(sets_ctx *s)
 {
-    if (s->cong || !s->ctx->slice_hash.table || s->ns > 14 ||
+    if (s->cong || !s->ctx->slices.hash.table || s->ns > 14 ||
         s->page / s->line > ((uint64_t)1 << 16))
         return GX_OK;
     gx_gf2_basis b;

@@ -22,7 +22,7 @@ static int verify_cross_cosets(sets_ctx *s, const uint64_t *masks, int n, uint32
     *agree = 1;
     if (!s->cong || s->nh == 0)
         return GX_OK;
-    const uint32_t *tab = s->ctx->slice_hash.table;
+    const uint32_t *tab = s->ctx->slices.hash.table;
     uint64_t set[GX_EVX_MAX_WAYS], pts[40];
     uint8_t ev[40], want[40];
     uint64_t nl = s->page / s->line;

@@ -133,7 +133,7 @@ int sets_sweep_target(sets_ctx *s, uint64_t toff, const uint64_t *set, gx_gf2_ba
  * packed slice bits) the page can have under the found table. */
 int sets_table_page_info(sets_ctx *s, const uint64_t *v, size_t n_first)
 {
-    const uint32_t *tab = s->ctx->slice_hash.table;
+    const uint32_t *tab = s->ctx->slices.hash.table;
     uint64_t nx = (uint64_t)1 << s->ns, tb = sets_slice_bits(s, s->toff);
     s->cong = malloc((n_first ? n_first : 1) * sizeof *s->cong);
     s->hs = malloc((size_t)nx * sizeof *s->hs);
@@ -160,7 +160,7 @@ int sets_table_page_info(sets_ctx *s, const uint64_t *v, size_t n_first)
  * h (a move keeps the set index of a linear one). Returns how many (<= W). */
 uint32_t sets_moved_set(const sets_ctx *s, uint64_t x, uint64_t d, uint64_t *set)
 {
-    const uint32_t *tab = s->ctx->slice_hash.table;
+    const uint32_t *tab = s->ctx->slices.hash.table;
     uint64_t tb = sets_slice_bits(s, s->toff) ^ x;
     uint32_t n = 0;
     for (size_t i = 0; i < s->ncong && n < s->w; i++) {
@@ -234,7 +234,7 @@ static int page_moves(sets_ctx *s, gx_gf2_basis *b, int *extra, sweep_diffs *dl,
 int sets_table_constraints(sets_ctx *s, int *extra, sweep_diffs *dl)
 {
     *extra = 0;
-    if (s->page / s->line > ((uint64_t)1 << 16) || s->ns > 14 || !s->ctx->slice_hash.table)
+    if (s->page / s->line > ((uint64_t)1 << 16) || s->ns > 14 || !s->ctx->slices.hash.table)
         return GX_OK;
     gx_infer *ctx = s->ctx;
     gx_gf2_basis b;
@@ -248,9 +248,9 @@ int sets_table_constraints(sets_ctx *s, int *extra, sweep_diffs *dl)
     size_t ncong0 = 0;
     int nh0 = 0;
     uint64_t arena = gx_target_arena_bytes(ctx->t);
-    for (int e = 0; rc == GX_OK && e < ctx->n_evsets && e < GX_INFER_MAX_EVSETS && pages < 4;
+    for (int e = 0; rc == GX_OK && e < ctx->ways.n_evsets && e < GX_INFER_MAX_EVSETS && pages < 4;
          e++) {
-        const gx_evset *es = &ctx->evsets[e];
+        const gx_evset *es = &ctx->ways.evsets[e];
         uint64_t toff = es->target % s->page, base = es->target - toff;
         if (!es->lines || es->n != s->w || base + s->page > arena)
             continue;
@@ -387,7 +387,7 @@ static int collect_e0(sets_ctx *s, const gx_slicepred_page *pgt, uint64_t *e0, u
         gx_msg m;
         memset(&pg, 0, sizeof pg);
         int irc = pb == s->base ? GX_OK
-                                : gx_slicepred_identify(ctx->slicepred, pb, max_lines, &pg, &m);
+                                : gx_slicepred_identify(ctx->slices.pred, pb, max_lines, &pg, &m);
         if (pb == s->base)
             pg = *pgt;
         if (irc != GX_OK || pg.component != pgt->component)
@@ -435,7 +435,7 @@ int sets_identify_target_page(sets_ctx *s, gx_slicepred_page *pg)
     uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
     if (max_lines < 16)
         max_lines = 16;
-    return gx_slicepred_identify(s->ctx->slicepred, s->base, max_lines, pg, &m) == GX_OK &&
+    return gx_slicepred_identify(s->ctx->slices.pred, s->base, max_lines, pg, &m) == GX_OK &&
            pg->component >= 0;
 }
 
@@ -451,14 +451,14 @@ static int cross_coset_pairs(sets_ctx *s, uint64_t *masks, const uint64_t *m0, i
                              sweep_diffs *dl, int *sure, size_t *n_cross)
 {
     gx_infer *ctx = s->ctx;
-    const uint32_t *tab = ctx->slice_hash.table;
-    if (!ctx->slicepred || !tab)
+    const uint32_t *tab = ctx->slices.hash.table;
+    if (!ctx->slices.pred || !tab)
         return GX_OK;
     gx_slicepred_page pgt;
     if (!sets_identify_target_page(s, &pgt))
         return GX_OK;
     uint64_t a0 = abs_coset(s, &pgt, s->toff), nx = (uint64_t)1 << s->ns;
-    if (gx_slicepred_predict(ctx->slicepred, &pgt, s->base + s->toff) != (int)tab[a0])
+    if (gx_slicepred_predict(ctx->slices.pred, &pgt, s->base + s->toff) != (int)tab[a0])
         return GX_OK; /* the predictor's frame is not the slice hash's */
     uint64_t e0[GX_EVX_MAX_WAYS], set[GX_EVX_MAX_WAYS];
     uint32_t n0 = 0;

@@ -292,7 +292,7 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         memcpy(f.mask, alt, (size_t)f.n * sizeof *alt);
     /* a table slice hash: T's page swept once (sets moved inside it) */
     int lifted = 0;
-    if (fitted && s->ns > 0 && ctx->slice_hash.table && (rc = sets_table_page_sweep(s)) != GX_OK) {
+    if (fitted && s->ns > 0 && ctx->slices.hash.table && (rc = sets_table_page_sweep(s)) != GX_OK) {
         free(full.lab);
         free(f.lab);
         return rc;
@@ -319,13 +319,13 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
         /* a table slice hash puts several slice cosets in one slice: their
          * relative labels count only when checked across cosets (at least
          * two targets, every one right); otherwise flagged */
-        int cross_ok = lifted && ctx->slice_hash.table && s->cong;
-        double ch = !ctx->slice_hash.table ? 0.95 : cross_ok ? 0.95 : 0.6;
+        int cross_ok = lifted && ctx->slices.hash.table && s->cong;
+        double ch = !ctx->slices.hash.table ? 0.95 : cross_ok ? 0.95 : 0.6;
         snprintf(how, sizeof how, "%u classes over 2^%d points, %d value bits mod %u%s", f.m, ck,
                  f.n, f.m,
-                 !ctx->slice_hash.table ? "" : cross_ok ? " (table slices: cross-checked)"
+                 !ctx->slices.hash.table ? "" : cross_ok ? " (table slices: cross-checked)"
                                                         : " (table slices: unchecked)");
-        s->vote_sure = ctx->slice_hash.table && cross_ok;
+        s->vote_sure = ctx->slices.hash.table && cross_ok;
         sets_write_sets(ctx, s, f.m, f.mask, f.n, f.m, s->lo, s->hi, 0.95, ch, how);
     } else {
         write_unfitted(s, &f, ck, last, done);
@@ -341,9 +341,9 @@ static int modulo_path(sets_ctx *s, const uint64_t *ct, size_t nct, double sets_
 static int switch_target(sets_ctx *s, int e)
 {
     gx_infer *ctx = s->ctx;
-    if (e >= ctx->n_evsets || e >= GX_INFER_MAX_EVSETS)
+    if (e >= ctx->ways.n_evsets || e >= GX_INFER_MAX_EVSETS)
         return 0;
-    const gx_evset *es = &ctx->evsets[e];
+    const gx_evset *es = &ctx->ways.evsets[e];
     uint64_t toff = es->target % s->page, base = es->target - toff;
     if (!es->lines || es->n != s->w || base + s->page > gx_target_arena_bytes(ctx->t))
         return 0;
@@ -372,8 +372,8 @@ int gx_stage_sets(gx_infer *ctx)
         return rc;
     }
     double sets_est = 0;
-    if (ctx->l2_capacity && ctx->slices && ctx->ways && s.line)
-        sets_est = (double)ctx->l2_capacity / ((double)ctx->slices * ctx->ways * s.line);
+    if (ctx->levels.l2_capacity && ctx->slices.slices && ctx->ways.ways && s.line)
+        sets_est = (double)ctx->levels.l2_capacity / ((double)ctx->slices.slices * ctx->ways.ways * s.line);
     uint64_t *ct = NULL;
     size_t nct = 0;
     rc = sets_class_of_target(&s, sets_est, &ct, &nct);
@@ -416,14 +416,14 @@ int gx_stage_sets(gx_infer *ctx)
             int nd = b.n, extra = 0, rho0 = s.k - b.n;
             double hconf = 0.99;
             sweep_diffs dl = {NULL, 0, 0};
-            if (ctx->slice_hash.table) {
+            if (ctx->slices.hash.table) {
                 if ((rc = sets_table_constraints(&s, &extra, &dl)) != GX_OK)
                     dl.n = 0;
                 rc = GX_OK;
             }
             int spare = 0;
             int rho = sets_linear_masks(&s, d, nd, rho0, masks, &spare);
-            if (ctx->slice_hash.table) {
+            if (ctx->slices.hash.table) {
                 /* T's coset fixes the masks up to slice masks; the sweeps'
                  * cross-coset congruences fix the rest (by vote). Without
                  * enough of them the masks rest on the lowest-weight choice */
@@ -439,7 +439,7 @@ int gx_stage_sets(gx_infer *ctx)
             free(dl.v);
             char how[96];
             snprintf(how, sizeof how, "class of 2^%d in 2^%d points: XOR, %d bits%s", b.n, s.k,
-                     rho0, ctx->slice_hash.table ? " (+ page sweep)" : "");
+                     rho0, ctx->slices.hash.table ? " (+ page sweep)" : "");
             if (rho0 > GX_MAX_MASKS || rho != rho0)
                 sets_write_sets(ctx, &s, 1u << rho0, masks, 0, 0, s.lo, s.hi, 0.99, 0.2, how);
             else
@@ -479,7 +479,7 @@ int gx_stage_sets(gx_infer *ctx)
             }
         }
     }
-    infer_progress(ctx, "sets: %u per slice (%llu probe calls)", ctx->sets_per_slice,
+    infer_progress(ctx, "sets: %u per slice (%llu probe calls)", ctx->sets.sets_per_slice,
                    (unsigned long long)s.probes);
     free(ct);
     free(s.cong);

@@ -65,7 +65,7 @@ static int sets_verify_function(sets_ctx *s, const gx_hash_fn *h, int *agree, in
     /* a table slice hash: only moves that keep the set in one slice */
     uint64_t *xs = NULL;
     size_t nxs = 0;
-    int tab = s->ctx->slice_hash.table && s->ns <= 14 && s->cong;
+    int tab = s->ctx->slices.hash.table && s->ns <= 14 && s->cong;
     if (tab && sets_table_moves(s, &xs, &nxs) != GX_OK)
         return GX_ENOMEM;
     for (int t = 0; t < 16 && *tested < 5 && *agree; t++) {
@@ -151,28 +151,28 @@ void sets_write_sets(gx_infer *ctx, sets_ctx *vs, uint32_t sets, const uint64_t 
 {
     gx_profile *p = ctx->out;
     char v[160], m[160];
-    ctx->sets_per_slice = sets;
-    gx_hash_clear(&ctx->set_hash);
+    ctx->sets.sets_per_slice = sets;
+    gx_hash_clear(&ctx->sets.hash);
     if (n > 0) {
-        ctx->set_hash.present = 1;
-        ctx->set_hash.n_masks = n;
+        ctx->sets.hash.present = 1;
+        ctx->sets.hash.n_masks = n;
         for (int i = 0; i < n; i++)
-            ctx->set_hash.masks[i] = masks[i];
-        ctx->set_hash.modulo = modulo;
-        ctx->set_hash.obs_lo = lo;
-        ctx->set_hash.obs_hi = hi;
+            ctx->sets.hash.masks[i] = masks[i];
+        ctx->sets.hash.modulo = modulo;
+        ctx->sets.hash.obs_lo = lo;
+        ctx->sets.hash.obs_hi = hi;
     }
     if (n > 0 && vs) {
         int agree = 1, tested = 0;
-        if (sets_verify_function(vs, &ctx->set_hash, &agree, &tested) != GX_OK)
+        if (sets_verify_function(vs, &ctx->sets.hash, &agree, &tested) != GX_OK)
             agree = 0;
         if (!agree)
             conf_hash = fmin(conf_hash, 0.4);
         else if (tested == 0 && vs->k < __builtin_popcountll(vs->space) && !vs->vote_sure)
             conf_hash = fmin(conf_hash, 0.8); /* other cosets exist, none checked */
     }
-    uint64_t geom = (uint64_t)ctx->slices * sets * ctx->ways * ctx->line_bytes;
-    uint64_t cap = ctx->l2_capacity;
+    uint64_t geom = (uint64_t)ctx->slices.slices * sets * ctx->ways.ways * ctx->line.line_bytes;
+    uint64_t cap = ctx->levels.l2_capacity;
     double rel = cap ? fabs((double)geom - (double)cap) / (double)cap : NAN;
     int agree = cap && rel <= SETS_CAP_TOL;
     if (cap && !agree) {
@@ -191,12 +191,12 @@ void sets_write_sets(gx_infer *ctx, sets_ctx *vs, uint32_t sets, const uint64_t 
     }
     if (in_hash) {
         gx_hash_clear(&p->l2.set_hash);
-        gx_hash_copy(&p->l2.set_hash, &ctx->set_hash);
+        gx_hash_copy(&p->l2.set_hash, &ctx->sets.hash);
         gx_profile_set_confidence(p, "l2.hash.set", conf_hash);
     }
     snprintf(v, sizeof v, "%u", sets);
     snprintf(m, sizeof m, "%s; x %u slices x %u ways x %u B = %llu B (levels %llu, %s)", how,
-             ctx->slices, ctx->ways, ctx->line_bytes, (unsigned long long)geom,
+             ctx->slices.slices, ctx->ways.ways, ctx->line.line_bytes, (unsigned long long)geom,
              (unsigned long long)cap, !cap ? "unknown" : agree ? "agrees" : "DISAGREES");
     infer_report_row(ctx, "l2.sets_per_slice", v, m, conf_sets, in_sets);
     int k;

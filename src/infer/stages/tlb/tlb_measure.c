@@ -30,7 +30,7 @@ void tlb_meter_init(tlb_meter *m, struct gx_infer *ctx, uint32_t sm, uint64_t gr
     m->t = ctx->t;
     m->sm = sm;
     m->granule = granule;
-    m->noise = ctx->have_timer ? ctx->timer_noise : 0;
+    m->noise = ctx->timer.have ? ctx->timer.noise : 0;
 }
 
 void tlb_meter_free(tlb_meter *m)

@@ -547,7 +547,7 @@ int gx_stage_tlb(gx_infer *ctx)
             write_level(s, j);
         report(s);
         /* the parts no chase sees, so that sim runs what was found */
-        int runnable = tlb_write_model(p, s->granule, ctx->line_bytes);
+        int runnable = tlb_write_model(p, s->granule, ctx->line.line_bytes);
         infer_report_row(ctx, "tlb model parts", runnable ? "written" : "not written",
                          runnable ? "page table, walker and coalescer as stated model choices "
                                     "(tlb_model.c), the walk's cost measured"
