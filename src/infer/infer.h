@@ -57,6 +57,12 @@ int gx_stage_slices(gx_infer *ctx);
 int gx_stage_sets(gx_infer *ctx);
 int gx_stage_policy(gx_infer *ctx);
 int gx_stage_smem(gx_infer *ctx);
+/* The ways stage's arena hook (stage_ways.c): grows the arena to what its
+ * pools use. The pipeline calls it before the slices stage (the stage
+ * table's arena and pins_arena columns): the slice hash describes the
+ * reference page of the arena it was learned on, so the arena must not be
+ * replaced between the slices stage and the ways stage. */
+int gx_ways_arena_prepare(gx_infer *ctx);
 
 /* Add a row to the report table. */
 void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,

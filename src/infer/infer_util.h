@@ -127,8 +127,9 @@ int infer_fresh_block(gx_infer *ctx, uint32_t sm, uint64_t *off);
  * a line (B lines), from d = line on they are two lines (2B lines) and the
  * first level's resident fraction of the s ^ d slots halves (or drops to
  * nothing under a policy that never evicts old lines). Compared with a
- * one-slot reference chain. No halving up to d = 128 means 256 B lines. Needs the levels' deltas (ctx->levels.miss_delta,
- * pair_noise). GX_EUNSURE when undecided. */
+ * one-slot reference chain. No halving up to d = 128 means 256 B lines.
+ * Needs the levels' deltas (ctx->levels.miss_delta, pair_noise, set by the
+ * levels stage before it calls this). GX_EUNSURE when undecided. */
 int infer_measure_line(gx_infer *ctx, const uint64_t *blocks, size_t nblocks, double c1_lines,
                        uint32_t *line, double *conf, char *how, size_t how_len);
 
@@ -137,6 +138,12 @@ int infer_measure_line(gx_infer *ctx, const uint64_t *blocks, size_t nblocks, do
 /* Typical seq latency (timer overhead and SM 0's mean skew included) of
  * L2 level i as found by the levels stage; NaN when unknown. */
 double infer_level_seq_latency(const gx_infer *ctx, int i);
+/* The line stage's line (gx_line_result), or INFER_DEFAULT_LINE_BYTES when
+ * it did not run or could not decide: the commonest L2 line (every NVIDIA
+ * GPU since Fermi), a stride that stays on distinct lines for any line up
+ * to it. */
+#define INFER_DEFAULT_LINE_BYTES 128u
+uint32_t infer_line_bytes(const gx_infer *ctx);
 /* Capacity of the first (smallest) level, bytes; 0 when unknown. */
 uint64_t infer_first_capacity(const gx_infer *ctx);
 /* Format a byte count as "6 MiB", "384 KiB", "1536 B" into buf. */

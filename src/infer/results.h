@@ -9,6 +9,9 @@
  *   (core/discover.c) names as its prerequisites. A struct whose stage did
  *   not run, or failed, keeps its initial values (zeros; NaN where the
  *   field says so): a reader checks `have` or the field's "unknown" value.
+ *   The pipeline checks the rule (run_stage, core/discover.c): a stage that
+ *   changes another stage's struct fails, unless the stage table declares
+ *   it (the policy stage grows the ways stage's pools).
  * - The arena state belongs to the arena functions (infer_util.c); the
  *   stages read it, and only infer_arena_ensure / infer_fresh_block (and
  *   the levels stage's cold-miss probe, which hands back what it did not
@@ -95,7 +98,8 @@ typedef struct gx_levels_result {
 
 /* Line stage (stage_line.c): the allocation and fetch granularities. Read by
  * the slices, ways, sets, policy (through the eviction-set code) and TLB
- * stages; 0 when the stage did not run (readers fall back to 128 B). */
+ * stages; 0 when the stage did not run (infer_line_bytes then gives the
+ * default line). */
 typedef struct gx_line_result {
     uint32_t line_bytes;     /* the levels' line_measured, published as the stage starts
                                 (0: undecided) */

@@ -8,8 +8,11 @@
  * - A stage that fails (or is unsure) is recorded with its message; stages
  *   that depend on it are skipped with a note. Its fields stay absent.
  * - Slices run before ways (ways builds slice-guided pools when same-offset
- *   pools do not evict); the ways stage's arena is allocated before the
- *   slices stage so that the slice hash's reference page stays valid.
+ *   pools do not evict). A stage whose results name arena offsets (the
+ *   slice hash's reference page) is marked pins_arena in the stage table:
+ *   before it runs, every selected later stage's arena hook allocates the
+ *   arena that stage will need (the ways stage's pools span as many pages
+ *   as the target allows), so no later replacement invalidates them.
  * - l2.capacity_bytes goes into the profile only when the geometry
  *   (slices x sets_per_slice x ways x line_bytes) is complete and agrees
  *   with the capacity the levels measured (within 12.5 %): the geometry is
@@ -46,20 +49,33 @@ enum {
 
 #define BIT(s) (1u << (s))
 
+/* The stage's own result struct in the context (results.h). */
+#define OWNS(field)                                                                \
+    .own_off = offsetof(gx_infer, field), .own_len = sizeof(((gx_infer *)0)->field)
+
 static const struct {
     const char *name;
     int (*fn)(gx_infer *);
-    unsigned needs; /* direct prerequisites */
+    unsigned needs;            /* direct prerequisites */
+    size_t own_off, own_len;   /* its result struct (none: it writes only the profile) */
+    unsigned also_writes;      /* stages whose results it may change besides its own */
+    int (*arena)(gx_infer *);  /* allocates the arena the stage will need, before a
+                                  pins_arena stage runs (NULL: the default arena) */
+    int pins_arena;            /* its results name offsets of the current arena */
 } stages[ST_COUNT] = {
-    {"timer", gx_stage_timer, 0},
-    {"levels", gx_stage_levels, BIT(ST_TIMER)},
-    {"line", gx_stage_line, BIT(ST_TIMER) | BIT(ST_LEVELS)},
-    {"slices", gx_stage_slices, BIT(ST_LINE)},
-    {"ways", gx_stage_ways, BIT(ST_LINE)},
-    {"sets", gx_stage_sets, BIT(ST_WAYS) | BIT(ST_SLICES)},
-    {"policy", gx_stage_policy, BIT(ST_WAYS)},
-    {"smem", gx_stage_smem, 0},
-    {"tlb", gx_stage_tlb, BIT(ST_TIMER)},
+    {.name = "timer", .fn = gx_stage_timer, OWNS(timer)},
+    {.name = "levels", .fn = gx_stage_levels, .needs = BIT(ST_TIMER), OWNS(levels)},
+    {.name = "line", .fn = gx_stage_line, .needs = BIT(ST_TIMER) | BIT(ST_LEVELS), OWNS(line)},
+    {.name = "slices", .fn = gx_stage_slices, .needs = BIT(ST_LINE), OWNS(slices),
+     .pins_arena = 1},
+    {.name = "ways", .fn = gx_stage_ways, .needs = BIT(ST_LINE), OWNS(ways),
+     .arena = gx_ways_arena_prepare},
+    {.name = "sets", .fn = gx_stage_sets, .needs = BIT(ST_WAYS) | BIT(ST_SLICES), OWNS(sets)},
+    /* the policy stage grows the eviction sets' pools (gx_ways_grow_pool) */
+    {.name = "policy", .fn = gx_stage_policy, .needs = BIT(ST_WAYS), OWNS(policy),
+     .also_writes = BIT(ST_WAYS)},
+    {.name = "smem", .fn = gx_stage_smem},
+    {.name = "tlb", .fn = gx_stage_tlb, .needs = BIT(ST_TIMER)},
 };
 
 /* The stage names, comma-separated, in pipeline order: written from the
@@ -181,6 +197,37 @@ static void capacity_check(gx_infer *ctx)
     }
 }
 
+/* Before stage s, whose results name offsets of the current arena: the
+ * arenas of the selected stages after it, so that none of them replaces the
+ * arena later. A failure is left to the stage itself to report. */
+static void prepare_arenas(gx_infer *ctx, unsigned sel, int s)
+{
+    for (int q = s + 1; q < ST_COUNT; q++)
+        if ((sel & BIT(q)) && stages[q].arena) {
+            (void)stages[q].arena(ctx);
+            gx_msg_clear(ctx->msg);
+        }
+}
+
+/* Run stage s and hold it to the rule of results.h: it changes no other
+ * stage's result struct (before is scratch for the copy). A breach is a
+ * pipeline error, named, and fails the stage. */
+static int run_stage(gx_infer *ctx, int s, gx_infer *before)
+{
+    memcpy(before, ctx, sizeof *ctx); /* ~4 KB a stage: nothing beside its probes */
+    int rc = stages[s].fn(ctx);
+    for (int q = 0; q < ST_COUNT; q++) {
+        size_t off = stages[q].own_off, len = stages[q].own_len;
+        if (q == s || !len || (stages[s].also_writes & BIT(q)))
+            continue;
+        if (memcmp((const char *)ctx + off, (const char *)before + off, len) != 0)
+            return gx_fail(ctx->msg, GX_EINVAL,
+                           "stage %s changed the %s stage's results (stages write only their own)",
+                           stages[s].name, stages[q].name);
+    }
+    return rc;
+}
+
 static void free_ctx(gx_infer *ctx)
 {
     for (int i = 0; i < ctx->ways.n_evsets && i < GX_INFER_MAX_EVSETS; i++) {
@@ -228,10 +275,13 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
     memset(rep, 0, sizeof *rep);
     if (opts && opts->record && report)
         rep->data = json_object(); /* NULL on out of memory: nothing recorded */
-    gx_infer *ctx = calloc(1, sizeof *ctx);
+    gx_infer *ctx = calloc(1, sizeof *ctx), *snap = malloc(sizeof *snap);
     gx_msg stage_msg;
-    if (!ctx)
+    if (!ctx || !snap) {
+        free(ctx);
+        free(snap);
         return gx_fail(msg, GX_ENOMEM, "out of memory");
+    }
     ctx->t = t;
     ctx->info = gx_target_get_info(t);
     gx_rng_seed(&ctx->rng, opts ? opts->seed : 1);
@@ -243,6 +293,7 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
     ctx->out = gx_profile_new();
     if (!ctx->out) {
         free(ctx);
+        free(snap);
         return gx_fail(msg, GX_ENOMEM, "out of memory");
     }
     fill_header(ctx, opts);
@@ -269,14 +320,9 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
         }
         infer_progress(ctx, "stage %s ...", stages[s].name);
         gx_msg_clear(&stage_msg);
-        if (s == ST_SLICES && (sel & BIT(ST_WAYS))) {
-            /* the ways stage's arena, before the slices: the slice hash
-             * names the reference page of the arena it learns on, which a
-             * later replacement would invalidate (failure: ways reports it) */
-            (void)gx_ways_arena_prepare(ctx);
-            gx_msg_clear(&stage_msg);
-        }
-        int src = stages[s].fn(ctx);
+        if (stages[s].pins_arena)
+            prepare_arenas(ctx, sel, s);
+        int src = run_stage(ctx, s, snap);
         gx_target_get_stats(t, &after);
         record_stage(rep, stages[s].name, src, src == GX_OK ? "" : stage_msg.text, &before,
                      &after);
@@ -301,6 +347,7 @@ int gx_discover(gx_target *t, const gx_discover_opts *opts, gx_profile **found,
     *found = ctx->out;
     free_ctx(ctx);
     free(ctx);
+    free(snap);
     if (first_err != GX_OK) {
         for (int i = 0; i < rep->n_stages; i++)
             if (rep->stages[i].status != GX_OK) {

@@ -348,7 +348,8 @@ int infer_fresh_block(gx_infer *ctx, uint32_t sm, uint64_t *off)
         return gx_fail(ctx->msg, GX_ERANGE, "the reserve of never-touched lines is exhausted");
     if (sentinel && ctx->arena.fresh_next % page == 0) {
         /* New page: touch its last block once (TLB warm-up), never hand it out. */
-        gx_seq_op op = {.offset = ctx->arena.fresh_next + page - blk, .kind = GX_OP_LOAD, .timed = 0};
+        gx_seq_op op = {
+            .offset = ctx->arena.fresh_next + page - blk, .kind = GX_OP_LOAD, .timed = 0};
         double dummy = 0;
         int rc = infer_seq_timed(ctx, &op, 1, sm, &dummy);
         if (rc != GX_OK)
@@ -369,6 +370,11 @@ double infer_level_seq_latency(const gx_infer *ctx, int i)
         return NAN;
     double skew0 = ctx->levels.chase_hit_latency - ctx->levels.level[0].latency_cycles;
     return ctx->levels.level[i].latency_cycles + skew0 + ctx->timer.overhead;
+}
+
+uint32_t infer_line_bytes(const gx_infer *ctx)
+{
+    return ctx->line.line_bytes ? ctx->line.line_bytes : INFER_DEFAULT_LINE_BYTES;
 }
 
 uint64_t infer_first_capacity(const gx_infer *ctx)

@@ -136,12 +136,6 @@ int gx_evx_more_congruent(gx_evx *ev, const uint64_t *evset, size_t n_evset,
                           const uint64_t *cand, size_t n_cand, size_t want, uint64_t *out,
                           size_t *n_out);
 
-/* Grow the arena to what the ways stage's pools use (stage_ways.c). The
- * pipeline calls it before the slices stage: the slice hash describes the
- * reference page of the arena it was learned on, so the arena must not be
- * replaced between slices and the later stages. */
-int gx_ways_arena_prepare(gx_infer *ctx);
-
 /* Grow es's candidate pool (stage_ways.c): append the lines of up to n_new
  * more arena pages (random, not yet in the pool, identified by the slices
  * stage's predictor) that the predictor puts in es->target's slice class.

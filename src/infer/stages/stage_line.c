@@ -82,6 +82,7 @@ static size_t build_chain(ln_state *s, uint32_t d)
 static int residency(ln_state *s, uint32_t d, double c1_lines, int probes, double *r, int *kept)
 {
     gx_infer *ctx = s->ctx;
+    const gx_levels_result *lv = &ctx->levels; /* the deltas, set before the line's measurement */
     size_t n = build_chain(s, d);
     size_t per = d == 0 ? 1 : 2;
     double y = 0;
@@ -99,8 +100,8 @@ static int residency(ln_state *s, uint32_t d, double c1_lines, int probes, doubl
             return rc;
         for (int i = 0; i < m; i++) {
             int h = infer_delta_is_hit(ctx, s->delta[i]);
-            if (h >= 0 && s->delta[i] > -0.5 * ctx->levels.miss_delta &&
-                s->delta[i] < ctx->levels.dram_delta + 0.5 * ctx->levels.miss_delta + 6 * ctx->levels.dram_noise) {
+            if (h >= 0 && s->delta[i] > -0.5 * lv->miss_delta &&
+                s->delta[i] < lv->dram_delta + 0.5 * lv->miss_delta + 6 * lv->dram_noise) {
                 hit += h;
                 k++;
             }

@@ -189,8 +189,10 @@ static int same_partition(gx_infer *ctx, uint32_t a, uint32_t b, double thr, int
 
 static int sm_groups(gx_infer *ctx, const gx_slicepred *sp, uint32_t S, parts_result *pr)
 {
-    double thr = isfinite(ctx->levels.miss_delta) && ctx->levels.miss_delta > 0 ? 0.5 * ctx->levels.miss_delta : 40.0;
-    double band = 3.0 * (ctx->timer.have ? ctx->timer.noise : 2.0) + 10.0;
+    const gx_levels_result *lv = &ctx->levels;
+    const gx_timer_result *tm = &ctx->timer;
+    double thr = isfinite(lv->miss_delta) && lv->miss_delta > 0 ? 0.5 * lv->miss_delta : 40.0;
+    double band = 3.0 * (tm->have ? tm->noise : 2.0) + 10.0;
     if (thr < band)
         thr = band;
     int grp[32];
@@ -570,8 +572,9 @@ int gx_stage_slices(gx_infer *ctx)
     memset(&pr, 0, sizeof pr);
     snprintf(pr.how, sizeof pr.how, "fingerprints show no partition structure (not observable)");
     uint32_t group[SL_MAX_CLASSES];
-    if (ctx->levels.topology == GX_TOPO_NEAR_FAR) {
-        double gap = isfinite(ctx->levels.miss_delta) && ctx->levels.miss_delta > 0 ? 0.5 * ctx->levels.miss_delta : 30;
+    const gx_levels_result *lv = &ctx->levels;
+    if (lv->topology == GX_TOPO_NEAR_FAR) {
+        double gap = isfinite(lv->miss_delta) && lv->miss_delta > 0 ? 0.5 * lv->miss_delta : 30;
         if (!try_grouping(sp, s.classes, s.sms, gap, 3.0, group, &pr, 1)) {
             rc = sm_groups(ctx, sp, s.sms, &pr);
             if (rc == GX_OK && pr.partitions > 1) {

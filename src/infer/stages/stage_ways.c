@@ -302,7 +302,7 @@ static void guided_free(guided *g)
 static uint32_t guided_page_count(const gx_infer *ctx, uint64_t npages)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint64_t cap = ctx->levels.n > 0 ? ctx->levels.level[0].capacity_bytes : ctx->levels.l2_capacity;
+    uint64_t cap = infer_first_capacity(ctx);
     uint64_t want = cap ? GUIDED_CAP_FACTOR * ((cap + page - 1) / page) + 4 : 64;
     if (want < GUIDED_MIN_PAGES)
         want = GUIDED_MIN_PAGES;
@@ -319,7 +319,7 @@ static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
     gx_target_get_stats(ctx->t, &a);
     gx_slicepred_opts o;
     gx_slicepred_opts_default(&o);
-    o.line_bytes = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    o.line_bytes = infer_line_bytes(ctx);
     o.page_bytes = page;
     o.region_offset = 0;
     o.region_bytes = npages * page;
@@ -354,7 +354,7 @@ static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
 static int guided_identify(gx_infer *ctx, guided *g, uint32_t n)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    uint32_t line = infer_line_bytes(ctx);
     uint32_t max_lines = (uint32_t)(page / line / 100);
     if (max_lines < 16)
         max_lines = 16;
@@ -433,7 +433,7 @@ static int append_class_lines(gx_infer *ctx, const gx_slicepred_page *pg, int cl
                               uint64_t **pool, size_t *n, size_t *cap)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    uint32_t line = infer_line_bytes(ctx);
     for (uint64_t l = 0; l < page / line; l++) {
         uint64_t off = pg->base + l * line;
         if (off == skip || gx_slicepred_predict(ctx->slices.pred, pg, off) != cls)
@@ -455,7 +455,7 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
 {
     *added = 0;
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    uint32_t line = infer_line_bytes(ctx);
     uint64_t npages = page ? ctx->arena.work_bytes / page : 0;
     if (!ctx->slices.pred || npages == 0 || page < line)
         return gx_fail(ctx->msg, GX_EUNSURE, "ways: no slice predictor to grow a pool with");
@@ -601,7 +601,7 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
 static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_t npages,
                     uint64_t *pool, gx_evx_result *res, size_t *n_pool, uint64_t *xor)
 {
-    uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    uint32_t line = infer_line_bytes(ctx);
     int got = 0, rc;
     *n_pool = npages - 1;
     *xor = 0;

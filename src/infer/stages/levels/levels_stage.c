@@ -35,7 +35,8 @@
  *   the fastest (SM, slice) pair, as profiles define them; the far and DRAM
  *   latencies are the base plus their skew-free deltas.
  * - Results in ctx->levels (results.h): hit_latency, miss_latency and
- *   hit_miss_threshold are in seq units (timer overhead and SM 0's typical skew included); the deltas
+ *   hit_miss_threshold are in seq units (timer overhead and SM 0's typical
+ *   skew included); the deltas
  *   (pair_noise, miss_delta, dram_delta) are skew-free. */
 #include <math.h>
 #include <stdio.h>
@@ -68,10 +69,10 @@ static void write_profile(gx_infer *ctx, double dram, double conf_lat, double co
             gx_profile_set_confidence(p, "l2.latency_cycles.far_stream_extra", conf_lat);
         }
     }
+    int uniform = ctx->levels.topology == GX_TOPO_UNIFORM;
     const char *keys[] = {"l2.topology", "memory.dram_latency_cycles",
-                          ctx->levels.topology == GX_TOPO_UNIFORM ? "l2.latency_cycles.hit"
-                                                           : "l2.latency_cycles.near_hit",
-                          ctx->levels.topology == GX_TOPO_UNIFORM ? NULL : "l2.latency_cycles.far_hit"};
+                          uniform ? "l2.latency_cycles.hit" : "l2.latency_cycles.near_hit",
+                          uniform ? NULL : "l2.latency_cycles.far_hit"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (keys[i])
             gx_profile_set_confidence(p, keys[i], conf_lat);
@@ -359,7 +360,8 @@ static int run_levels(lv_state *s)
      * unsure bands around hit/miss thresholds; dram_noise: the spread of
      * DRAM deltas (wide on real HBM), used for bounds on the miss side */
     ctx->levels.dram_noise = s->noise;
-    ctx->levels.pair_noise = fmin(s->noise, 1.5 * fmax(ctx->timer.have ? ctx->timer.noise : 2.0, 1.0));
+    const gx_timer_result *tm = &ctx->timer;
+    ctx->levels.pair_noise = fmin(s->noise, 1.5 * fmax(tm->have ? tm->noise : 2.0, 1.0));
     ctx->levels.dram_delta = s->dram_delta;
     ctx->levels.miss_delta = s->near_far ? s->far_delta : s->dram_delta;
     /* capacities are in lines (one line per 256 B block): the line size

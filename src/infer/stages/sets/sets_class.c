@@ -11,13 +11,14 @@ int sets_setup(sets_ctx *s, gx_infer *ctx)
 {
     memset(s, 0, sizeof *s);
     s->ctx = ctx;
-    if (!ctx->ways.ways || ctx->ways.n_evsets < 1 || ctx->ways.evsets_generation != ctx->arena.generation)
+    const gx_ways_result *wr = &ctx->ways;
+    if (!wr->ways || wr->n_evsets < 1 || wr->evsets_generation != ctx->arena.generation)
         return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the ways stage's eviction sets");
     if (!ctx->slices.slices)
         return gx_fail(ctx->msg, GX_EUNSURE, "sets: needs the slice count");
     s->es = &ctx->ways.evsets[0];
     s->w = ctx->ways.ways;
-    s->line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    s->line = infer_line_bytes(ctx);
     s->page = ctx->info->page_bytes;
     s->lo = gx_log2_u64(s->line);
     s->hi = gx_log2_u64(s->page) - 1;

@@ -106,128 +106,126 @@ int sets_coset_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset)
     return GX_OK;
 }
 
-/* The masks fitted in T's coset say nothing about the slice directions
- * (a complement e_j of K): there each adds an unknown xor delta_j to the
- * packed bits. Measure it: target T^e_j with the eviction set moved by
- * e_j (verified), probe points of its coset, keep the deltas that predict
- * every answer (up to one), then probe points that the first survivor
- * calls congruent until one partition is left. delta_j = the packed bits
- * of e_j alone, so the new masks: the fitted ones on K, delta_j on e_j
- * (checked on T's coset by the caller). 1 when every direction resolved. */
-static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, int n, uint32_t m,
-                          uint64_t *out)
+/* An eviction set for tt = T ^ e (T moved along one slice direction e): the
+ * ways stage's set moved by e, or (a table slice hash) a set reduced inside
+ * tt's slice; for a linear slice hash whose moved set does not evict, one
+ * reduced inside tt's slice coset. 1 when set[0..*nset) overflows with tt. */
+static int direction_evset(sets_ctx *s, uint64_t e, uint64_t tt, uint64_t *set, uint32_t *nset)
 {
-    uint64_t e[64], set[GX_EVX_MAX_WAYS], pts[48], delta[64], cand[64][SETS_DIR_CANDS];
-    int nc[64] = {0};
+    *nset = s->es->n;
+    if (s->cong) { /* a table slice hash: a set reduced inside tt's slice */
+        if (sets_slice_evset(s, tt, set, nset) != GX_OK)
+            *nset = 0;
+    } else
+        for (uint32_t i = 0; i < s->es->n; i++)
+            set[i] = s->es->lines[i] ^ e;
+    int ovf = 0;
+    if (*nset == 0 || sets_set_overflows(s, tt, set, *nset, &ovf) != GX_OK)
+        ovf = 0;
+    if (!ovf && !s->cong && sets_coset_evset(s, tt, set, nset) == GX_OK && *nset > 0)
+        ovf = 1; /* reduced and verified inside tt's slice coset */
+    return ovf;
+}
+
+/* The deltas of direction e that predict the probes of tt's coset against
+ * its eviction set set[0..nset): rounds of probes (after the first, mostly
+ * points the leading survivor calls congruent) until one delta survives or
+ * the survivors split the coset alike. cand[0..*nc) = the best-supported
+ * survivors; bad[] (1 << n entries) is scratch. 1 when some survived. */
+static int direction_candidates(sets_ctx *s, const uint64_t *fm, int n, uint32_t m, uint64_t e,
+                                uint64_t tt, const uint64_t *set, uint32_t nset, uint16_t *bad,
+                                uint64_t *cand, int *nc)
+{
+    uint64_t pts[48];
     uint8_t ev[48];
-    int ne = gx_gf2_complement_bits(s->kb, (size_t)s->k, s->space, e);
     size_t nd = (size_t)1 << n;
-    uint16_t *bad = malloc(nd * sizeof *bad);
-    if (!bad || ne > 24 || n > SETS_MAX_N)
-        return free(bad), 0;
-    int ok = 1;
-    for (int j = 0; j < ne && ok; j++) {
-        uint64_t tt = s->toff ^ e[j];
-        uint32_t nset = s->es->n;
-        if (s->cong) { /* a table slice hash: a set reduced inside tt's slice */
-            if (sets_slice_evset(s, tt, set, &nset) != GX_OK)
-                nset = 0;
-        } else
-            for (uint32_t i = 0; i < s->es->n; i++)
-                set[i] = s->es->lines[i] ^ e[j];
-        int ovf = 0;
-        if (nset == 0 || sets_set_overflows(s, tt, set, nset, &ovf) != GX_OK)
-            ovf = 0;
-        if (!ovf && !s->cong && sets_coset_evset(s, tt, set, &nset) == GX_OK && nset > 0)
-            ovf = 1; /* reduced and verified inside tt's slice coset */
-        if (!ovf) {
-            ok = 0;
+    memset(bad, 0, nd * sizeof *bad);
+    uint64_t lead = 0;
+    size_t total = 0;
+    for (int round = 0; round < 8; round++) {
+        size_t np = 0;
+        for (int tries = 0; tries < 4000 && np < 32; tries++) {
+            uint64_t x = tt ^ sets_span_point(s->kb, s->k,
+                                              gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
+            int dup = x == tt;
+            for (uint32_t q = 0; q < nset && !dup; q++)
+                dup = set[q] == s->base + x; /* a line of the set itself */
+            if (dup)
+                continue;
+            /* after the first round: mostly points the leader calls congruent */
+            if (round > 0 && tries < 3000 && np < 24 &&
+                sets_mod_value(fm, n, x ^ e, lead, m) != sets_mod_value(fm, n, s->toff, lead, m))
+                continue;
+            pts[np++] = x;
+        }
+        if (sets_probe_offsets(s, set, nset, pts, np, s->cong ? 1 : 8, ev) != GX_OK)
+            return 0;
+        total += np;
+        /* answers are noisy (a randomized policy spares a line now and
+         * then): keep the deltas within a small error budget */
+        size_t alive = 0, first = nd;
+        uint16_t tol = (uint16_t)(2 + total / 16), best = UINT16_MAX;
+        for (size_t d = 0; d < nd; d++) {
+            if (bad[d] > tol)
+                continue;
+            uint32_t ref = sets_mod_value(fm, n, s->toff, d, m);
+            for (size_t q = 0; q < np && bad[d] <= tol; q++)
+                bad[d] += (uint16_t)((sets_mod_value(fm, n, pts[q] ^ e, d, m) == ref) != ev[q]);
+            if (bad[d] <= tol) {
+                alive++;
+                if (bad[d] < best) {
+                    best = bad[d];
+                    first = d;
+                }
+            }
+        }
+        if (!alive)
+            return 0;
+        *nc = 0;
+        for (size_t d = 0; d < nd && *nc < SETS_DIR_CANDS; d++)
+            if (bad[d] == best) /* the best-supported ones only */
+                cand[(*nc)++] = d;
+        /* next round targets the survivors in turn */
+        lead = *nc ? cand[(size_t)round % (size_t)*nc] : first;
+        if (round >= 2 && alive == 1)
             break;
+        /* several survivors may split the coset alike: stop when all agree */
+        int same = 1;
+        for (size_t d = 0; d < nd && same; d++) {
+            if (bad[d] > tol || d == first)
+                continue;
+            /* compare over the whole coset (classes are small) */
+            for (uint64_t q = 0; q < ((uint64_t)1 << s->k) && same; q++) {
+                uint64_t x = tt ^ sets_span_point(s->kb, s->k, q);
+                uint32_t r1 = sets_mod_value(fm, n, x ^ e, first, m);
+                uint32_t r2 = sets_mod_value(fm, n, x ^ e, d, m);
+                same = (r1 == sets_mod_value(fm, n, s->toff, first, m)) ==
+                       (r2 == sets_mod_value(fm, n, s->toff, d, m));
+            }
         }
-        memset(bad, 0, nd * sizeof *bad);
-        uint64_t lead = 0;
-        size_t total = 0;
-        for (int round = 0; round < 8; round++) {
-            size_t np = 0;
-            for (int tries = 0; tries < 4000 && np < 32; tries++) {
-                uint64_t x = tt ^ sets_span_point(s->kb, s->k,
-                                                  gx_rng_below(&s->ctx->rng, (uint64_t)1 << s->k));
-                int dup = x == tt;
-                for (uint32_t q = 0; q < nset && !dup; q++)
-                    dup = set[q] == s->base + x; /* a line of the set itself */
-                if (dup)
-                    continue;
-                /* after the first round: mostly points the leader calls congruent */
-                if (round > 0 && tries < 3000 && np < 24 &&
-                    sets_mod_value(fm, n, x ^ e[j], lead, m) !=
-                        sets_mod_value(fm, n, s->toff, lead, m))
-                    continue;
-                pts[np++] = x;
-            }
-            if (sets_probe_offsets(s, set, nset, pts, np, s->cong ? 1 : 8, ev) != GX_OK) {
-                ok = 0;
-                break;
-            }
-            total += np;
-            /* answers are noisy (a randomized policy spares a line now and
-             * then): keep the deltas within a small error budget */
-            size_t alive = 0, first = nd;
-            uint16_t tol = (uint16_t)(2 + total / 16), best = UINT16_MAX;
-            for (size_t d = 0; d < nd; d++) {
-                if (bad[d] > tol)
-                    continue;
-                uint32_t ref = sets_mod_value(fm, n, s->toff, d, m);
-                for (size_t q = 0; q < np && bad[d] <= tol; q++)
-                    bad[d] +=
-                        (uint16_t)((sets_mod_value(fm, n, pts[q] ^ e[j], d, m) == ref) != ev[q]);
-                if (bad[d] <= tol) {
-                    alive++;
-                    if (bad[d] < best) {
-                        best = bad[d];
-                        first = d;
-                    }
-                }
-            }
-            if (!alive) {
-                ok = 0;
-                break;
-            }
-            nc[j] = 0;
-            for (size_t d = 0; d < nd && nc[j] < SETS_DIR_CANDS; d++)
-                if (bad[d] == best) /* the best-supported ones only */
-                    cand[j][nc[j]++] = d;
-            /* next round targets the survivors in turn */
-            lead = nc[j] ? cand[j][(size_t)round % (size_t)nc[j]] : first;
-            if (round >= 2 && alive == 1)
-                break;
-            /* several survivors may split the coset alike: stop when all agree */
-            int same = 1;
-            for (size_t d = 0; d < nd && same; d++) {
-                if (bad[d] > tol || d == first)
-                    continue;
-                /* compare over the whole coset (classes are small) */
-                for (uint64_t q = 0; q < ((uint64_t)1 << s->k) && same; q++) {
-                    uint64_t x = tt ^ sets_span_point(s->kb, s->k, q);
-                    uint32_t r1 = sets_mod_value(fm, n, x ^ e[j], first, m);
-                    uint32_t r2 = sets_mod_value(fm, n, x ^ e[j], d, m);
-                    same = (r1 == sets_mod_value(fm, n, s->toff, first, m)) ==
-                           (r2 == sets_mod_value(fm, n, s->toff, d, m));
-                }
-            }
-            if (round >= 2 && same)
-                break;
-        }
-        (void)lead;
+        if (round >= 2 && same)
+            break;
     }
-    /* the survivors of each direction split its coset alike; T's own
-     * coset decides between them (the fitted constant there is one of
-     * several equivalent ones) */
+    return 1;
+}
+
+/* The survivors of each direction split its coset alike; T's own coset
+ * decides between them (the fitted constant there is one of several
+ * equivalent ones): for each combination of survivors (at most 256), the
+ * masks that are the fitted ones on K and delta_j on e_j, kept when a
+ * permutation of them fits (sets_perm_search); several are discriminated
+ * by probes. 1 with out[0..n) when one is picked. */
+static int lift_pick(sets_ctx *s, const mod_fit *full, const uint64_t *fm, int n, uint32_t m,
+                     const uint64_t *e, int ne, uint64_t cand[][SETS_DIR_CANDS], const int *nc,
+                     uint64_t *out)
+{
+    uint64_t delta[64];
     long combos = 1;
-    for (int j = 0; ok && j < ne; j++)
+    for (int j = 0; j < ne; j++)
         combos = combos * nc[j] > 256 ? 256 : combos * nc[j];
     int found = 0, nalt = 0, max_alts = s->cong ? SETS_TABLE_ALTS : SETS_MAX_ALTS;
     uint64_t alts[SETS_MAX_ALTS][SETS_MAX_N];
-    for (long c = 0; ok && c < combos && !found; c++) {
+    for (long c = 0; c < combos && !found; c++) {
         long rest = c;
         for (int j = 0; j < ne; j++) {
             delta[j] = cand[j][rest % nc[j]];
@@ -257,8 +255,7 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
         }
         found = nalt >= max_alts;
     }
-    free(bad);
-    if (!ok || nalt == 0)
+    if (nalt == 0)
         return 0;
     int pick = 0;
     if (nalt > 1 && s->cong && sets_discriminate_table(s, alts, nalt, n, m, &pick) != GX_OK)
@@ -269,6 +266,35 @@ static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, 
         return 0;
     memcpy(out, alts[pick], (size_t)n * sizeof *out);
     return 1;
+}
+
+/* The masks fitted in T's coset say nothing about the slice directions
+ * (a complement e_j of K): there each adds an unknown xor delta_j to the
+ * packed bits. Measure it: target T^e_j with the eviction set moved by
+ * e_j (verified), probe points of its coset, keep the deltas that predict
+ * every answer (up to one), then probe points that the first survivor
+ * calls congruent until one partition is left. delta_j = the packed bits
+ * of e_j alone, so the new masks: the fitted ones on K, delta_j on e_j
+ * (checked on T's coset by the caller). 1 when every direction resolved. */
+static int lift_by_cosets(sets_ctx *s, const mod_fit *full, const uint64_t *fm, int n, uint32_t m,
+                          uint64_t *out)
+{
+    uint64_t e[64], set[GX_EVX_MAX_WAYS], cand[64][SETS_DIR_CANDS];
+    int nc[64] = {0};
+    int ne = gx_gf2_complement_bits(s->kb, (size_t)s->k, s->space, e);
+    size_t nd = (size_t)1 << n;
+    uint16_t *bad = malloc(nd * sizeof *bad);
+    if (!bad || ne > 24 || n > SETS_MAX_N)
+        return free(bad), 0;
+    int ok = 1;
+    for (int j = 0; j < ne && ok; j++) {
+        uint64_t tt = s->toff ^ e[j];
+        uint32_t nset = 0;
+        ok = direction_evset(s, e[j], tt, set, &nset) &&
+             direction_candidates(s, fm, n, m, e[j], tt, set, nset, bad, cand[j], &nc[j]);
+    }
+    free(bad);
+    return ok && lift_pick(s, full, fm, n, m, e, ne, cand, nc, out);
 }
 
 /* A table slice hash: lift in the frame pm, then check across slice

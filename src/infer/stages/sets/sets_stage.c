@@ -372,8 +372,9 @@ int gx_stage_sets(gx_infer *ctx)
         return rc;
     }
     double sets_est = 0;
-    if (ctx->levels.l2_capacity && ctx->slices.slices && ctx->ways.ways && s.line)
-        sets_est = (double)ctx->levels.l2_capacity / ((double)ctx->slices.slices * ctx->ways.ways * s.line);
+    uint64_t cap = ctx->levels.l2_capacity;
+    if (cap && ctx->slices.slices && ctx->ways.ways && s.line)
+        sets_est = (double)cap / ((double)ctx->slices.slices * ctx->ways.ways * s.line);
     uint64_t *ct = NULL;
     size_t nct = 0;
     rc = sets_class_of_target(&s, sets_est, &ct, &nct);

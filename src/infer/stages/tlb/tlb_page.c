@@ -116,7 +116,7 @@ int tlb_page(gx_infer *ctx, tlb_meter *m, double walk)
              a, nw, (unsigned long long)(PAGE_BYTES >> 20),
              (unsigned long long)(PAGE_STEP >> 10), cost, walk);
     infer_report_row(ctx, "tlb.walk_bytes", v, how, NAN, 0);
-    const uint32_t line = ctx->line.line_bytes ? ctx->line.line_bytes : 128;
+    const uint32_t line = infer_line_bytes(ctx);
     uint64_t lo = w / (line / PTE_BYTES), hi = w;
     int same_depth = cost >= (1 - WALK_SAME) * walk; /* no level fewer than the window's */
     if (same_depth && m->granule < hi)
