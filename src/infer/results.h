@@ -111,7 +111,8 @@ typedef struct gx_line_result {
  * stage (slice classes, frames, lifts). */
 typedef struct gx_slices_result {
     uint32_t slices;         /* slice classes found (0: unknown) */
-    uint32_t partitions;     /* partitions the slices group into (0: unknown) */
+    uint32_t partitions;     /* partitions the slices group into (0: unknown); no later
+                                stage reads it */
     gx_hash_fn hash;         /* the slice hash over observable bits (owned; relative to the
                                 reference page of the arena it was learned on, which is
                                 why the ways stage's arena is allocated before this stage) */

@@ -18,6 +18,7 @@
  *   with the capacity the levels measured (within 12.5 %): the geometry is
  *   exact, the levels' halfway crossing only approximate. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
