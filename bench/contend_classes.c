@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     const char *spec = "cuda", *out = NULL;
     uint32_t pages = 1, sm = 0, warps = 8, reps = 4;
     uint64_t line = 128, seed = 1;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes one value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "contend_classes: %s needs a value\n", a);
@@ -60,7 +60,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "contend_classes: unknown option %s\n", a);
             return 2;
         }
-        i++;
     }
     if (pages == 0 || pages > 64 || line < 32 || (line & (line - 1)) || reps == 0 || warps == 0) {
         fprintf(stderr, "contend_classes: --pages 1..64, --line a power of two >= 32, "
