@@ -18,7 +18,10 @@
  *   (those sectors are items, in trace order).
  * - One worker of one shard (`--threads 2`) is "placed" on the L2's
  *   specialised path: the calling thread decodes, places and locates, the
- *   worker looks up and counts (the two about even for binary input). With
+ *   worker looks up and counts (the two about even for binary input);
+ *   batch by batch, the locating goes to the worker when it has fewer than
+ *   PAR_LOCATE_QUEUED batches queued (the calling thread is the slower
+ *   side, as on hits), so the split balances itself. With
  *   slow input (text, Accel-Sim: gx_tsim_par_slow_input) or another L2 it
  *   is a pipeline: the calling thread only decodes and hands over virtual
  *   addresses; the worker's memory system places the frames and runs
@@ -97,6 +100,19 @@ static void run_pipe(par_worker *w, par_batch *b)
         gx_memsys_run_off(w->ms, c->pa + at, c->sm + at, c->rep + at, c->n - at, &w->t);
 }
 
+/* Entries [at, end) of c through the L2's batch run, PAR_RUN_CHUNK at a time. */
+static void run_cols(par_worker *w, gx_l2 *l2, const par_cols *c, uint32_t at, uint32_t end)
+{
+    while (at < end) {
+        const uint32_t k = end - at < PAR_RUN_CHUNK ? end - at : PAR_RUN_CHUNK;
+        if (c->located)
+            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, c->rep + at, k, &w->t);
+        else /* the same model, located here */
+            gx_l2_run(l2, c->pa + at, c->sm + at, c->rep + at, k, &w->t);
+        at += k;
+    }
+}
+
 static void run_part(par_worker *w, par_batch *b)
 {
     if (w->e->pipe) {
@@ -109,15 +125,11 @@ static void run_part(par_worker *w, par_batch *b)
     double m = 0;
     for (uint32_t k = 0; k < c->n_mark; k++) {
         const par_mark *mk = &c->mark[k];
-        if (mk->col > at) {
-            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, c->rep + at, mk->col - at,
-                              &w->t);
-            at = mk->col;
-        }
+        run_cols(w, l2, c, at, mk->col);
+        at = mk->col > at ? mk->col : at;
         run_item(w, b, &b->items[mk->item], l2, &m);
     }
-    if (c->n > at)
-        gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, c->rep + at, c->n - at, &w->t);
+    run_cols(w, l2, c, at, c->n);
 }
 
 static void *worker_main(void *arg)
@@ -204,9 +216,14 @@ par_batch *gx_par_next_batch(gx_tsim *s)
     par_batch *nb = &e->buf[e->filled % PAR_BUFFERS];
     while (nb->remaining)
         pthread_cond_wait(&e->done, &e->mu);
+    uint32_t queued = 0; /* batches published and not finished */
+    for (int k = 0; k < PAR_BUFFERS; k++)
+        queued += e->buf[k].remaining != 0;
     pthread_mutex_unlock(&e->mu);
     if (nb->pending)
         reclaim(s, nb);
+    if (e->placed) /* who locates this batch: the side with time to spare */
+        nb->cols[0].located = queued >= PAR_LOCATE_QUEUED;
     return e->cur = nb;
 }
 
@@ -402,6 +419,7 @@ static int alloc_batches(struct gx_tsim_par *e)
             c->rep = malloc(e->cols_cap * sizeof *c->rep);
             c->mark = malloc(e->cols_cap * sizeof *c->mark);
             c->lw = e->pipe ? NULL : malloc(e->cols_cap * sizeof *c->lw);
+            c->located = 1;
             if (!c->pa || !c->sm || !c->rep || !c->mark || (!e->pipe && !c->lw))
                 return GX_ENOMEM;
         }

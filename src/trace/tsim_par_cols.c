@@ -215,7 +215,8 @@ static void placed_cols(gx_tsim *s, const gx_trace_cols *c)
         uint32_t *const sm = wc->sm + at, *const rep = wc->rep + at;
         const size_t k = scan_place(e, addr + i, op + i, csm + i, size + i, smc, lim, pa);
         memcpy(sm, csm + i, k * sizeof *sm);
-        gx_l2_locate_words(e->l2, pa, sm, lw, k);
+        if (wc->located) /* else the worker locates (tsim_par.c: PAR_LOCATE_QUEUED) */
+            gx_l2_locate_words(e->l2, pa, sm, lw, k);
         memcpy(rep, crep + i, k * sizeof *rep);
         wc->n = at + (uint32_t)k; /* (acc_index: read by spans across shards only) */
         i += k;

@@ -13,8 +13,24 @@
  * a host-L2-sized handful per worker, and some 4000 batches per 64 M
  * accesses (the hand-over's cost spread thin). */
 #define PAR_BATCH_ITEMS 16384
+/* Entries a worker hands the L2's batch run at a time: what one thread's
+ * memory system hands it (MEMSYS_RUN_CHUNK, memsys.c). The run picks its
+ * way of counting from how many of a run's entries repeat an (SM, slice,
+ * outcome) (l2_run.c), which depends on the run's length: handed whole
+ * batches (32 Ki entries), a worker of 32 SMs stayed in the counting mode
+ * (a 64 KiB count table, missed in the host's L1) where one thread's runs of
+ * 4 Ki take the direct mode; the process took ~15% more CPU time for it
+ * (docs/performance.md, "Splitting a run"). */
+#define PAR_RUN_CHUNK 4096
 /* Batches in flight: the calling thread fills one while workers run others. */
 #define PAR_BUFFERS 4
+/* Placed: the calling thread locates the batch it starts when at least
+ * this many batches wait for the worker or run (the worker is the slower
+ * side: misses), and leaves locating to the worker when fewer do (the
+ * calling thread is the slower side: hits, whose lookups cost the worker
+ * less); the queue then stays between empty and full, neither thread
+ * waiting. Half the ring: as far from both ends as it can be. */
+#define PAR_LOCATE_QUEUED (PAR_BUFFERS / 2)
 /* Accesses split between workers in one batch at most (a batch closes
  * early when they run out). */
 #define PAR_SPANS 4096
@@ -63,6 +79,9 @@ typedef struct par_cols {
     uint32_t *sm, *rep;
     uint64_t *lw; /* location words (gx_l2_locate_words); NULL in a pipeline */
     uint32_t n;
+    /* lw[0 .. n) written (the calling thread located them); 0: placed only,
+     * the worker locates (gx_l2_run), lw not read */
+    int located;
     par_mark *mark;
     uint32_t n_mark;
 } par_cols;
