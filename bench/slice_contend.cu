@@ -108,20 +108,6 @@ __device__ void hammer_line(const unsigned *buf, unsigned a_line, unsigned zero,
         c->sink = acc;
 }
 
-/* The measurer's whole run: wait until every other block has started (or
- * 2^31 cycles), time the lines, raise the hammers' stop flag. */
-__device__ void measure_while_hammered(const unsigned *buf, const unsigned *lines, int nlines,
-                                       int reps, unsigned zero, ctl *c, float *mean_out,
-                                       float *min_out)
-{
-    const unsigned want = gridDim.x - 1;
-    unsigned long long t0 = clk();
-    while (atomicAdd(&c->started, 0) < want && clk() - t0 < (1ull << 31))
-        ;
-    measure_lines(buf, lines, nlines, reps, zero, mean_out, min_out);
-    atomicExch(&c->stop, 1u);
-}
-
 extern "C" __global__ void contend(const unsigned *buf, const unsigned *lines, int nlines,
                                    unsigned a_line, int warps, int reps, unsigned zero,
                                    ctl *c, float *mean_out, float *min_out, unsigned *sm_out)
@@ -131,7 +117,12 @@ extern "C" __global__ void contend(const unsigned *buf, const unsigned *lines, i
         if (threadIdx.x != 0)
             return;
         sm_out[0] = smid();
-        measure_while_hammered(buf, lines, nlines, reps, zero, c, mean_out, min_out);
+        const unsigned want = gridDim.x - 1;
+        unsigned long long t0 = clk();
+        while (atomicAdd(&c->started, 0) < want && clk() - t0 < (1ull << 31))
+            ;
+        measure_lines(buf, lines, nlines, reps, zero, mean_out, min_out);
+        atomicExch(&c->stop, 1u);
         return;
     }
     if (warp >= warps)
@@ -165,7 +156,12 @@ extern "C" __global__ void contend_on(const unsigned *buf, const unsigned *lines
     if (role) {
         if (threadIdx.x != 0)
             return;
-        measure_while_hammered(buf, lines, nlines, reps, zero, c, mean_out, min_out);
+        const unsigned want = gridDim.x - 1;
+        unsigned long long t0 = clk();
+        while (atomicAdd(&c->started, 0) < want && clk() - t0 < (1ull << 31))
+            ;
+        measure_lines(buf, lines, nlines, reps, zero, mean_out, min_out);
+        atomicExch(&c->stop, 1u);
         return;
     }
     if (warp >= warps)

@@ -1,10 +1,8 @@
 /* slice_contend.c - slice classes from contention alone (slice_contend.h:
  * the method, its rules and its cost). Uses only gx_target_contend. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuxray/stats.h"
 #include "slice_contend.h"
 
 /* Scratch of one page's measurement: probes (the page's lines and one more
@@ -60,6 +58,24 @@ static int baseline(gx_target *t, const sc_opts *o, sc_work *w, size_t n, gx_msg
     return rc;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Robust spread (MAD x 1.4826) of v[0..n), with scratch s (v may not be s). */
+static double spread(const double *v, size_t n, double *s)
+{
+    memcpy(s, v, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    const double med = s[n / 2];
+    for (size_t i = 0; i < n; i++)
+        s[i] = s[i] > med ? s[i] - med : med - s[i];
+    qsort(s, n, sizeof *s, cmp_double);
+    return 1.4826 * s[n / 2];
+}
+
 /* Hammer `hammer` twice over the probes; slowed[j] (in w->idx, 1/0) when
  * probe j is slowed in both launches by more than half of the hammered
  * line's own slowdown, which probe `self` measures. *least = that slowdown
@@ -87,7 +103,9 @@ static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, const uint64_
                        const double *page_base, sc_partition *p, gx_msg *msg)
 {
     const size_t m = *left;
-    double *base = w->base; /* the page's baseline in this step's probe order */
+    double *base = malloc(m * sizeof *base);
+    if (!base)
+        return gx_fail(msg, GX_ENOMEM, "slices: out of memory");
     for (size_t j = 0; j < m; j++) {
         w->probes[j] = lines[order[j]];
         base[j] = page_base[order[j]];
@@ -104,7 +122,8 @@ static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, const uint64_
         p->first_base[k] = base[0];
         size_t keep = 0, members = 0;
         for (size_t j = 0; j < m; j++) {
-            const double d = fmin(w->a[j], w->b[j]) - base[j];
+            const double d = (w->a[j] - base[j]) < (w->b[j] - base[j]) ? (w->a[j] - base[j])
+                                                                      : (w->b[j] - base[j]);
             if (w->idx[j]) {
                 cls[order[j]] = (int)k;
                 members++;
@@ -120,6 +139,7 @@ static int greedy_step(gx_target *t, const sc_opts *o, sc_work *w, const uint64_
         p->smallest = members < p->smallest ? members : p->smallest;
         p->largest = members > p->largest ? members : p->largest;
     }
+    free(base);
     return rc;
 }
 
@@ -193,7 +213,9 @@ int sc_partition_lines(gx_target *t, const sc_opts *o, const uint64_t *lines, si
         /* the repeat noise of one line (the two baselines' differences, / sqrt 2), not the
          * spread over lines, which holds every slice's distance from the SM */
         memcpy(page_base, w.base, n * sizeof *page_base);
-        noise = fmax(1.4826 * gx_mad(w.a, n) / sqrt(2.0), 1.0); /* a timer counts whole cycles */
+        noise = spread(w.a, n, w.b) / 1.4142135623730951;
+        if (noise < 1)
+            noise = 1; /* a timer counts whole cycles */
     }
     size_t left = n;
     while (rc == GX_OK && left > 0) {

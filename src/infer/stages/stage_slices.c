@@ -27,9 +27,9 @@
  *
  * - The count, cross-checked by contention (slice_contend.h; targets with
  *   the probe): a random sample of the reference page's lines is grouped
- *   again by contention alone and samples of four other pages joined
+ *   again by contention alone and a sample of the region's last page joined
  *   to those classes. When every
- *   class came back from a second member, no line of the other pages falls
+ *   class came back from a second member, no line of the last page falls
  *   outside them (the reference page shows every slice) and they are at
  *   least as many as the fingerprint classes (or those are uneven, merged,
  *   so their count bounds nothing), their count is the slice count (x
@@ -62,13 +62,9 @@
 #define SL_CONTEND_REPS 2u
 /* lines of the reference page grouped by contention: a random sample that shows every slice
  * (160 slices, the most the generator draws: 12.8 lines each on average, a slice missing
- * with a chance of e^-12.8 = 3e-6), and of other pages joined to the classes */
+ * with a chance of e^-12.8 = 3e-6), and of the last page joined to the classes */
 #define SL_CONTEND_SAMPLE 2048u
 #define SL_CONTEND_JOIN 1024u
-/* pages the joined lines come from (SL_CONTEND_JOIN / this many each): where hash bits above
- * the page hide some slices from a page, the pages differ in which ones, so one of them shows
- * a line outside the reference page's classes (one page alone can show the same subset) */
-#define SL_CONTEND_JOIN_PAGES 4u
 #define SL_CONTEND_STREAM 0xc0111de5ULL /* the sample's random stream, apart from the stage's */
 
 typedef struct parts_result {
@@ -261,8 +257,24 @@ typedef struct contend_result {
     char how[192];
 } contend_result;
 
+/* Lines of a page sampled at random without repeats: n of its `lines`
+ * (partial Fisher-Yates over the line indices). */
+static void sample_lines(gx_rng *r, uint64_t page_off, uint32_t line_bytes, size_t lines,
+                         size_t n, uint32_t *scratch, uint64_t *out)
+{
+    for (size_t i = 0; i < lines; i++)
+        scratch[i] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i + (size_t)gx_rng_below(r, (uint64_t)(lines - i));
+        uint32_t tmp = scratch[i];
+        scratch[i] = scratch[j];
+        scratch[j] = tmp;
+        out[i] = page_off + (uint64_t)scratch[i] * line_bytes;
+    }
+}
+
 /* Contention classes of a random sample of the reference page's lines
- * (region offset 0), checked on samples of other pages of the region. A
+ * (region offset 0), checked on a sample of the region's last page. A
  * target without the probe, or no clear answer, leaves cr->classes 0 and
  * says why in cr->how. */
 static int contention_classes(gx_infer *ctx, uint64_t region_bytes, uint32_t fp_classes,
@@ -275,70 +287,50 @@ static int contention_classes(gx_infer *ctx, uint64_t region_bytes, uint32_t fp_
     sc_opts o = {ctx->line.line_bytes, 0, SL_CONTEND_WARPS, SL_CONTEND_REPS};
     sc_partition *part = malloc(sizeof *part);
     int *cls = malloc(n * sizeof *cls);
-    uint64_t *offs = malloc(n * sizeof *offs), *page_lines = malloc(lines * sizeof *page_lines);
+    uint64_t *offs = malloc(n * sizeof *offs);
+    uint32_t *scratch = malloc(lines * sizeof *scratch);
     memset(cr, 0, sizeof *cr);
-    if (!part || !cls || !offs || !page_lines) {
-        free(part);
-        free(cls);
-        free(offs);
-        free(page_lines);
-        return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
-    }
+    int rc = part && cls && offs && scratch ? GX_OK : GX_ENOMEM;
     gx_msg m;
     size_t none = 0, twice = 0;
-    const uint64_t npages = region_bytes / page;
+    const uint64_t last = region_bytes >= 2 * page ? region_bytes - page : 0;
     /* a stream of its own (the context's stays where it was for the later stages) */
     gx_rng peek = ctx->rng, r;
     gx_rng_seed(&r, gx_mix64(gx_rng_next(&peek) ^ SL_CONTEND_STREAM));
-    sc_page_lines(0, ctx->line.line_bytes, lines, page_lines);
-    infer_pick_distinct(&r, page_lines, lines, n, offs);
-    int rc = sc_partition_lines(ctx->t, &o, offs, n, cls, part, &m);
-    if (rc == GX_OK && npages > 1) {
-        /* SL_CONTEND_JOIN_PAGES random pages other than the reference page, an equal share of
-         * the joined lines from each */
-        const uint64_t np = npages - 1 < SL_CONTEND_JOIN_PAGES ? npages - 1 : SL_CONTEND_JOIN_PAGES;
-        const size_t per = nj / (size_t)np;
-        uint64_t pick[SL_CONTEND_JOIN_PAGES];
-        for (uint64_t q = 0; q < np; q++) {
-            uint64_t pg;
-            int dup;
-            do { /* distinct pages (np <= npages - 1, so this ends) */
-                pg = 1 + gx_rng_below(&r, npages - 1);
-                dup = 0;
-                for (uint64_t u = 0; u < q; u++)
-                    dup |= pick[u] == pg;
-            } while (dup);
-            pick[q] = pg;
-            sc_page_lines(pg * page, ctx->line.line_bytes, lines, page_lines);
-            infer_pick_distinct(&r, page_lines, lines, per, offs + q * per);
-        }
-        rc = sc_join_lines(ctx->t, &o, part, offs, per * (size_t)np, cls, &none, &twice, &m);
+    if (rc == GX_OK) {
+        sample_lines(&r, 0, ctx->line.line_bytes, lines, n, scratch, offs);
+        rc = sc_partition_lines(ctx->t, &o, offs, n, cls, part, &m);
     }
-    free(page_lines);
-    if (rc == GX_ENOMEM) {
+    if (rc == GX_OK && last) {
+        sample_lines(&r, last, ctx->line.line_bytes, lines, nj, scratch, offs);
+        rc = sc_join_lines(ctx->t, &o, part, offs, nj, cls, &none, &twice, &m);
+    }
+    if (rc == GX_ENOMEM || !part || !cls || !offs || !scratch) {
         free(part);
         free(cls);
         free(offs);
-        return gx_fail(ctx->msg, rc, "%s", m.text);
+        free(scratch);
+        return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
     }
     if (rc != GX_OK)
         snprintf(cr->how, sizeof cr->how, "contention: %.170s", m.text);
     else if ((part->classes < fp_classes && !fp_merged) || none || twice)
         snprintf(cr->how, sizeof cr->how,
-                 "contention: %u classes against %u fingerprint classes, %zu lines of other "
-                 "pages in none, %zu in two: not established",
+                 "contention: %u classes against %u fingerprint classes, %zu lines of another "
+                 "page in none, %zu in two: not established",
                  part->classes, fp_classes, none, twice);
     else {
         cr->classes = part->classes;
         snprintf(cr->how, sizeof cr->how,
-                 "%u contention classes of %zu lines (%u of %u checked exactly), %zu of other "
-                 "pages within them",
+                 "%u contention classes of %zu lines (%u of %u checked exactly), %zu of another "
+                 "page within them",
                  part->classes, n, part->agreed, part->checked, nj);
     }
     infer_progress(ctx, "slices: %s", cr->how);
     free(part);
     free(cls);
     free(offs);
+    free(scratch);
     return GX_OK;
 }
 

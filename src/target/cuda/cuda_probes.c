@@ -295,12 +295,13 @@ int cuda_contend(void *impl, const gx_contend_req *req, double *cycles, gx_msg *
     CU_TRY(c, c->api.MemcpyHtoD(c->d_buf, req->probes, n * sizeof(uint64_t)),
            "cuMemcpyHtoD (contention probes)", msg);
     uint64_t hammer = req->hammer_offset, n64 = n, settle = CONTEND_SETTLE_CYCLES, zero = 0;
-    uint64_t linger = 0, ticket = 0; /* linger: cuda_run_pinned's, not a gx_contend parameter */
+    uint64_t linger = 0, ticket = 0;
     uint64_t budget = cuda_budget_for(c, (uint64_t)n * (req->reps + 1u)) + settle;
     uint32_t warps = req->hammer_warps, reps = req->reps, smid = 0;
     CUdeviceptr d_cyc = c->d_out + GX_R_SLOTS * sizeof(uint64_t);
     void *params[] = {&c->arena, &hammer, &warps, &c->d_buf, &n64,      &reps,  &smid,
                       &settle,   &zero,   &budget, &c->d_out, &d_cyc, &ticket};
+    (void)linger;
     _Static_assert(GX_R_CYCLES == GX_R_STEPS - 1, "the hammers' two slots are adjacent");
     CU_TRY(c, c->api.MemsetD8(c->d_out + GX_R_CYCLES * sizeof(uint64_t), 0, 2 * sizeof(uint64_t)),
            "cuMemsetD8 (hammer counts)", msg);
