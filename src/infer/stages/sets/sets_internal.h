@@ -81,6 +81,13 @@ typedef struct mod_fit {
     int ok;
 } mod_fit;
 
+/* ---- sets_pages.c ---- */
+/* The sets of T's slice counted over the arena's pages (ct: T's class in
+ * its page, sorted in-page offsets): *m classes (0: the census does not
+ * apply), *complete when the stop rule was met, *pages pages visited. */
+int sets_pages_census(sets_ctx *s, const uint64_t *ct, size_t nct, uint32_t *m, int *complete,
+                      uint32_t *pages);
+
 /* ---- sets_probe.c ---- */
 uint64_t sets_span_point(const uint64_t *basis, int n, uint64_t c);
 int sets_probe_offsets(sets_ctx *s, const uint64_t *set, uint32_t nset, const uint64_t *offs,

@@ -363,6 +363,34 @@ static int switch_target(sets_ctx *s, int e)
     return 1;
 }
 
+/* The in-page paths wrote no set function: the sets counted over the
+ * arena's pages (sets_pages.c) replace the count of one page's classes,
+ * a lower bound when the masks reach above the page. rc: the in-page
+ * paths' result, kept unless the census establishes the count. */
+static int cross_page_count(sets_ctx *s, const uint64_t *ct, size_t nct, int rc)
+{
+    gx_infer *ctx = s->ctx;
+    gx_profile *p = ctx->out;
+    if (rc == GX_ENOMEM || p->l2.set_hash.present || !ct)
+        return rc;
+    uint32_t m = 0, pages = 0;
+    int complete = 0;
+    if (sets_pages_census(s, ct, nct, &m, &complete, &pages) != GX_OK || !m)
+        return rc;
+    char how[96];
+    if (!complete) {
+        snprintf(how, sizeof how, "%u classes over %u pages: census not complete", m, pages);
+        infer_report_row(ctx, "l2.sets_per_slice (pages)", "unknown", how, 0.5, 0);
+        return rc;
+    }
+    if (p->l2.sets_per_slice && p->l2.sets_per_slice != m)
+        p->l2.sets_per_slice = 0; /* one page's class count; the census counts more */
+    snprintf(how, sizeof how, "%u classes over %u pages (sets above the page)", m, pages);
+    uint64_t none[1] = {0};
+    sets_write_sets(ctx, NULL, m, none, 0, 0, s->lo, s->hi, 0.95, 0.2, how);
+    return p->l2.sets_per_slice == m ? GX_OK : rc;
+}
+
 int gx_stage_sets(gx_infer *ctx)
 {
     sets_ctx s;
@@ -480,6 +508,8 @@ int gx_stage_sets(gx_infer *ctx)
             }
         }
     }
+    if (ct)
+        rc = cross_page_count(&s, ct, nct, rc);
     infer_progress(ctx, "sets: %u per slice (%llu probe calls)", ctx->sets.sets_per_slice,
                    (unsigned long long)s.probes);
     free(ct);
