@@ -60,6 +60,10 @@
  * - Verification: in up to 5 other cosets, 32 points predicted congruent
  *   with a target and 16 not, disagreements probed again.
  * - Cross-check: slices x sets x ways x line against the levels' capacity.
+ * - No set function written (masks above the page: one page may hold lines
+ *   of only some sets of a slice): the sets counted over the arena's pages
+ *   (sets_pages.c) replace one page's class count when the census is
+ *   complete; no masks then.
  *
  * Notes: needs stage 4's eviction sets (same arena) and stage 5's slice hash.
  * Costs: one probe pass over 2^dim K points (linear); m probe passes over
@@ -70,7 +74,7 @@
  * masks, table-hash votes), sets_modulo.c (classes of Q, value-bit fits),
  * sets_frames.c (candidate functions, discrimination, page sweeps),
  * sets_lift.c (slice directions, lifts), sets_verify.c (verification, the
- * rows), sets_stage.c (this file: the linear and modulo paths, the stage);
+ * rows), sets_pages.c (the census over pages), sets_stage.c (this file: the linear and modulo paths, the stage);
  * sets_internal.h what they share. */
 #include <math.h>
 #include <stdio.h>
@@ -385,7 +389,7 @@ static int cross_page_count(sets_ctx *s, const uint64_t *ct, size_t nct, int rc)
     }
     if (p->l2.sets_per_slice && p->l2.sets_per_slice != m)
         p->l2.sets_per_slice = 0; /* one page's class count; the census counts more */
-    snprintf(how, sizeof how, "%u classes over %u pages (sets above the page)", m, pages);
+    snprintf(how, sizeof how, "%u classes over %u pages (bits above the page: one constant a page)", m, pages);
     uint64_t none[1] = {0};
     sets_write_sets(ctx, NULL, m, none, 0, 0, s->lo, s->hi, 0.95, 0.2, how);
     return p->l2.sets_per_slice == m ? GX_OK : rc;
