@@ -389,7 +389,8 @@ static int cross_page_count(sets_ctx *s, const uint64_t *ct, size_t nct, int rc)
     }
     if (p->l2.sets_per_slice && p->l2.sets_per_slice != m)
         p->l2.sets_per_slice = 0; /* one page's class count; the census counts more */
-    snprintf(how, sizeof how, "%u classes over %u pages (bits above the page: one constant a page)", m, pages);
+    snprintf(how, sizeof how,
+             "%u classes over %u pages (bits above the page: one constant a page)", m, pages);
     uint64_t none[1] = {0};
     sets_write_sets(ctx, NULL, m, none, 0, 0, s->lo, s->hi, 0.95, 0.2, how);
     return p->l2.sets_per_slice == m ? GX_OK : rc;
