@@ -198,8 +198,8 @@ out:
  * far hit that follows a far hit, so its excess over the near plateau + the
  * far delta of isolated far hits is the extra cost of far hits back to
  * back (the model's far_stream_extra). *far_delta: from far_alternation
- * where it agrees with probe pairs, else their median: the deltas of lines
- * of the far level (see below), probed in pairs after each chase: 3 x 96
+ * where it agrees with probe pairs, else their mean: the deltas of lines
+ * of the far level (see below), probed in pairs after each chase: 3 x 256
  * far samples where the topology test's random lines at 1.4x the first
  * level give ~35. The chase: 2048 steps per chase, where a 64-load seq
  * stream (its loop leaves gaps a chase does not have) read +6 and +39 on
@@ -223,8 +223,8 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
     uint64_t *chain = malloc(n * sizeof *chain);
     if (!chain)
         return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
-    double ys[LV_STREAM_CHASES], fd[LV_STREAM_CHASES * LV_FAR_PROBES];
-    size_t nfd = 0, k = n / 8 < LV_FAR_PROBES ? n / 8 : LV_FAR_PROBES;
+    double ys[LV_STREAM_CHASES], fd[LV_STREAM_CHASES * LV_STREAM_PROBES];
+    size_t nfd = 0, k = n / 8 < LV_STREAM_PROBES ? n / 8 : LV_STREAM_PROBES;
     double hi = 0.5 * (s->far_delta + s->dram_delta);
     gx_rng keep = ctx->rng;
     int rc = GX_OK;
@@ -267,19 +267,23 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
          * minus A's: 231), so there a far hit after a near hit costs what one
          * after a far hit does, and the extra is the gap between what chases
          * and probe pairs see of a far hit. Where they disagree, and without
-         * probe pairs to check it by, the probe pairs' median stands, the
-         * reference the model's far_hit and far_stream_extra were fitted to. */
+         * probe pairs to check it by, the probe pairs stand, the
+         * reference the model's far_hit and far_stream_extra were fitted to:
+         * their MEAN, as a chase averages its far steps (an H200's probe
+         * deltas are bimodal, a gap at 200-220 cycles and 41-52% above it,
+         * so their median moved by 45 cycles between runs of one call, 187
+         * or 232, where the mean moved by 9: 204-213). */
         if (probes_ok && isfinite(dchase) && fabs(dchase - pmean) <= LV_ALT_AGREE * pmean) {
             *far_delta = dchase;
             *near_y = aa;
         } else if (probes_ok) {
-            *far_delta = pmed;
+            *far_delta = pmean;
         }
         infer_progress(ctx,
                        "levels: isolated far hits: alternating chase %.1f, its near steps %.1f: "
                        "delta %.1f; probe pairs (%zu) mean %.1f, median %.1f: %s",
                        alt, aa, dchase, nfd, pmean, pmed,
-                       isfinite(*near_y) ? "the chases" : "the probe pairs' median");
+                       isfinite(*near_y) ? "the chases" : "the probe pairs' mean");
         if (infer_recording(ctx)) {
             json_t *a = json_array();
             for (size_t j = 0; j < nfd; j++)

@@ -19,6 +19,9 @@
 #define LV_SWEEP_PROBES 48
 #define LV_FAR_PROBES 96
 #define LV_STREAM_CHASES 3 /* chases over the far plateau, for far_stream_extra */
+/* far lines probed after each of them: their mean's standard error ~2 cycles
+ * at 3 x 256 even for a bimodal far delta (an H200: ~35 cycles of spread) */
+#define LV_STREAM_PROBES 256
 /* the far plateau is measured only where the combined capacity leaves room
  * for one: at least this multiple of the first level (below, the footprint
  * halfway between them sits in the transitions at both ends) */
