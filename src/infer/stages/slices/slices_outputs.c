@@ -75,8 +75,8 @@ typedef struct sl_choice {
     double hconf, sconf;
 } sl_choice;
 
-static void choose(const gx_infer *ctx, const gx_slicepred_summary *s, const parts_result *pr,
-                   const gx_hash_fn *h, const contend_result *cr, sl_choice *c)
+static void choose(const gx_slicepred_summary *s, const parts_result *pr, const gx_hash_fn *h,
+                   const contend_result *cr, sl_choice *c)
 {
     memset(c, 0, sizeof *c);
     c->slices = pr->slices ? pr->slices : s->classes;
@@ -104,7 +104,6 @@ static void choose(const gx_infer *ctx, const gx_slicepred_summary *s, const par
     if (c->by_contention) /* every contention class checked from a second member, other
                              pages within them */
         c->sconf = pr->method == 2 ? fmin(pr->conf, 0.95) : 0.95;
-    (void)ctx;
 }
 static void write_count(gx_infer *ctx, const gx_slicepred_summary *s, const parts_result *pr,
                         const sl_choice *c, const contend_result *cr)
@@ -217,7 +216,7 @@ void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s, const parts_res
                    const gx_hash_fn *h, double cost_lines, const contend_result *cr)
 {
     sl_choice c;
-    choose(ctx, s, pr, h, cr, &c);
+    choose(s, pr, h, cr, &c);
     ctx->slices.slices = c.slices;
     ctx->slices.partitions = pr->partitions;
     /* the later stages work with the fingerprint predictor: its hash */
@@ -237,7 +236,7 @@ void record_slices(gx_infer *ctx, const gx_slicepred *sp, const gx_slicepred_sum
     if (!infer_recording(ctx))
         return;
     sl_choice ch;
-    choose(ctx, s, pr, fp_hash, cr, &ch);
+    choose(s, pr, fp_hash, cr, &ch);
     const gx_hash_fn *h = ch.h;
     infer_data_set(ctx, "sm_slice", "method",
                    json_string("mean reload latency (cycles) of a class's lines from each SM: "
