@@ -24,6 +24,13 @@
  * measuring it. A page of a component never seen is learned from its cube
  * (2^k lines) when that fits the measurement budget.
  *
+ * Labelled learning (gx_slicepred_learn_labelled): the same structure and
+ * identification with the labels from a caller's labeller instead of
+ * fingerprints (the slices stage's contention classes, which separate
+ * slices at the same distance from every SM). The caller gives the other
+ * pages' lines already labelled (gx_slicepred_identify_labelled): the first
+ * identify the page, the rest are held-out checks.
+ *
  * Notes:
  * - Class ids are small integers, stable for the predictor's lifetime (they
  *   name physical slices: the same id on every page). They do not follow
@@ -119,6 +126,41 @@ int gx_slicepred_identify(gx_slicepred *sp, uint64_t page_base, uint32_t max_lin
 /* The predicted class of the line at arena offset off (inside pg's page),
  * or -1 when pg is not identified. Measures nothing. */
 int gx_slicepred_predict(const gx_slicepred *sp, const gx_slicepred_page *pg, uint64_t off);
+
+/* ---- labelled learning ---- */
+
+/* Labels n lines at arena offsets offs[]: labels[i] >= 0 a class id (the
+ * same slice, the same id, on every page), -1 when the labeller cannot say.
+ * Returns GX_OK or an error code (message in msg). */
+typedef int (*gx_slicepred_labeller)(void *user, const uint64_t *offs, size_t n, int *labels,
+                                     gx_msg *msg);
+
+/* Learn the structure on the reference page (the region's first page) from
+ * fn's labels, and check opts->verify_lines held-out lines of that page
+ * (opts n_sms, reps and max_pages are not used; the target only gives the
+ * page size). Other pages: gx_slicepred_identify_labelled. A predictor
+ * learnt so measures nothing itself: gx_slicepred_identify and
+ * gx_slicepred_measure label through fn as well. */
+int gx_slicepred_learn_labelled(gx_target *t, const gx_slicepred_opts *opts,
+                                gx_slicepred_labeller fn, void *user, gx_slicepred **out,
+                                gx_msg *msg);
+
+/* Identify the page at page_base from the n labelled lines offs[] (inside
+ * the page), used in order until one (component, z) explains them all and a
+ * chance match is improbable; the lines left over are held-out checks
+ * (summary verified / verify_errors). When no known component explains them
+ * and allow_learn, the page's cube is labelled (fn) and learnt as a new
+ * component, and every given line checks it. GX_EUNSURE when the page is
+ * not identified. */
+int gx_slicepred_identify_labelled(gx_slicepred *sp, uint64_t page_base, const uint64_t *offs,
+                                   const int *labels, size_t n, int allow_learn,
+                                   gx_slicepred_page *pg, gx_msg *msg);
+
+/* The arena offsets of the cube of the page at page_base (the lines a new
+ * component is learnt from), at most cap of them written; returns their
+ * number (2^masks; 0 before a hash is learnt). */
+size_t gx_slicepred_cube_lines(const gx_slicepred *sp, uint64_t page_base, uint64_t *offs,
+                               size_t cap);
 
 /* A full fresh measurement: classes[i] = the class of the line at offs[i]
  * by its fingerprint, -1 when it matches no known class. */

@@ -258,11 +258,85 @@ int sc_join_lines(gx_target *t, const sc_opts *o, const sc_partition *p, const u
         for (size_t i = 0; i < n; i++)
             if (w.idx[i]) {
                 *twice += cls[i] >= 0;
-                cls[i] = (int)c;
+                cls[i] = cls[i] == -1 ? (int)c : SC_IN_TWO;
             }
     }
     for (size_t i = 0; rc == GX_OK && i < n; i++)
         *none += cls[i] < 0;
     work_free(&w);
+    return rc;
+}
+
+/* The old classes' first lines against the new classes q: none may be slowed. */
+static int old_firsts_apart(gx_target *t, const sc_opts *o, const sc_partition *p,
+                            const sc_partition *q, gx_msg *msg)
+{
+    int *oc = malloc(p->classes * sizeof *oc);
+    if (!oc)
+        return gx_fail(msg, GX_ENOMEM, "slices: out of memory");
+    size_t none = 0, twice = 0;
+    int rc = sc_join_lines(t, o, q, p->first, p->classes, oc, &none, &twice, msg);
+    free(oc);
+    if (rc == GX_OK && none != p->classes)
+        rc = gx_fail(msg, GX_EUNSURE,
+                     "slices: %zu of %u known contention classes are slowed by a new one (a "
+                     "missed join, not a new slice)",
+                     p->classes - none, p->classes);
+    return rc;
+}
+
+/* q's classes appended to p; the lines at idx[] get their new ids. */
+static void append_classes(sc_partition *p, const sc_partition *q, const size_t *idx,
+                           const int *qc, size_t nq, int *cls)
+{
+    for (uint32_t j = 0; j < q->classes; j++) {
+        p->first[p->classes + j] = q->first[j];
+        p->first_base[p->classes + j] = q->first_base[j];
+    }
+    for (size_t i = 0; i < nq; i++)
+        cls[idx[i]] = (int)(p->classes + (uint32_t)qc[i]);
+    p->checked += q->checked;
+    p->agreed += q->agreed;
+    p->smallest = q->smallest < p->smallest ? q->smallest : p->smallest;
+    p->largest = q->largest > p->largest ? q->largest : p->largest;
+    p->slowdown_min = q->slowdown_min < p->slowdown_min ? q->slowdown_min : p->slowdown_min;
+    p->other_max = q->other_max > p->other_max ? q->other_max : p->other_max;
+    p->classes += q->classes;
+}
+
+int sc_grow_lines(gx_target *t, const sc_opts *o, sc_partition *p, const uint64_t *lines,
+                  size_t n, int *cls, uint32_t *added, size_t *twice, gx_msg *msg)
+{
+    size_t none = 0;
+    *added = 0;
+    int rc = sc_join_lines(t, o, p, lines, n, cls, &none, twice, msg);
+    if (rc != GX_OK || none == 0)
+        return rc;
+    sc_partition *q = malloc(sizeof *q);
+    uint64_t *nl = malloc(none * sizeof *nl);
+    size_t *idx = malloc(none * sizeof *idx);
+    int *qc = malloc(none * sizeof *qc);
+    if (!q || !nl || !idx || !qc)
+        rc = gx_fail(msg, GX_ENOMEM, "slices: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; rc == GX_OK && i < n; i++)
+        if (cls[i] == -1) {
+            idx[k] = i;
+            nl[k++] = lines[i];
+        }
+    if (rc == GX_OK)
+        rc = sc_partition_lines(t, o, nl, none, qc, q, msg);
+    if (rc == GX_OK && p->classes + q->classes > SC_MAX_CLASSES)
+        rc = gx_fail(msg, GX_EUNSURE, "slices: more than %u contention classes", SC_MAX_CLASSES);
+    if (rc == GX_OK)
+        rc = old_firsts_apart(t, o, p, q, msg);
+    if (rc == GX_OK) {
+        *added = q->classes;
+        append_classes(p, q, idx, qc, none, cls);
+    }
+    free(q);
+    free(nl);
+    free(idx);
+    free(qc);
     return rc;
 }

@@ -20,8 +20,19 @@
  * times the baseline's repeat noise (the spread of the two baselines'
  * differences) shows no contention: GX_EUNSURE.
  *
+ * - grow: lines of other pages joined; the lines no class slows are
+ *   partitioned again (the same rules) into new classes appended to the
+ *   old ones, and the old classes' first lines must not be slowed by a new
+ *   one (a new class that is an old slice missed by the join shows there).
+ * - label (sc_labeller): a labelling callback over a partition for the
+ *   slice predictor (slicepredict.h): labels already known (memoised by
+ *   offset) are answered at once, the rest joined in one call.
+ *
  * Cost: 2 + 2 x classes launches of n probes for a partition (the check as
- * much again), 2 + 2 x classes for a join; each probe reps + 1 loads. */
+ * much again), 2 + 2 x classes for a join (and so for a labelling call that
+ * misses the memo); a grow adds a partition of the new lines and a join of
+ * the old first lines to the new classes; each probe reps + 1 loads (a
+ * launch is one primitive call: the target's call counter counts them). */
 #ifndef GPUXRAY_INFER_SLICE_CONTEND_H
 #define GPUXRAY_INFER_SLICE_CONTEND_H
 
@@ -41,6 +52,8 @@ typedef struct sc_opts {
     uint32_t reps;       /* timed loads a probe (1..GX_CONTEND_MAX_REPS) */
 } sc_opts;
 
+#define SC_IN_TWO (-2) /* a joined line that two classes slow */
+
 typedef struct sc_partition {
     uint32_t classes;
     uint64_t first[SC_MAX_CLASSES]; /* arena offset of each class's first line */
@@ -59,10 +72,34 @@ int sc_partition_lines(gx_target *t, const sc_opts *o, const uint64_t *lines, si
                        int *cls, sc_partition *p, gx_msg *msg);
 
 /* The n lines at lines[] joined to p's classes: cls[i] = the class whose
- * first line slows line i, -1 for none; *none and *twice count the lines
- * in no class and in two. */
+ * first line slows line i, -1 for none, SC_IN_TWO for two or more; *none
+ * and *twice count the lines in no class and in two. */
 int sc_join_lines(gx_target *t, const sc_opts *o, const sc_partition *p, const uint64_t *lines,
                   size_t n, int *cls, size_t *none, size_t *twice, gx_msg *msg);
+
+/* The n lines joined to p's classes, and those in none grouped into new
+ * classes appended to p (cls[] as sc_join_lines, new classes numbered from
+ * the old count on); *added = the new classes, *twice = lines in two.
+ * GX_EUNSURE (message set) when a new class does not come back from its
+ * second member or slows an old class's first line. */
+int sc_grow_lines(gx_target *t, const sc_opts *o, sc_partition *p, const uint64_t *lines,
+                  size_t n, int *cls, uint32_t *added, size_t *twice, gx_msg *msg);
+
+/* ---- the labeller (slice_contend_label.c) ---- */
+typedef struct sc_labeller sc_labeller;
+
+/* A labeller over p's classes (copied), measuring on t with o (copied; its
+ * launch counter stays the caller's). NULL when out of memory. */
+sc_labeller *sc_labeller_new(gx_target *t, const sc_opts *o, const sc_partition *p);
+void sc_labeller_free(sc_labeller *l);
+/* Remember labels measured elsewhere (cls[i] < 0: not remembered). */
+int sc_labeller_put(sc_labeller *l, const uint64_t *lines, const int *cls, size_t n);
+/* The labelling callback (gx_slicepred_labeller; user = the labeller):
+ * labels[i] = the class of the line at arena offset offs[i], -1 when no
+ * class or two slow it. One join for the lines not remembered. */
+int sc_labeller_label(void *user, const uint64_t *offs, size_t n, int *labels, gx_msg *msg);
+/* Lines joined by the labeller so far (its own measurements). */
+uint64_t sc_labeller_joined(const sc_labeller *l);
 
 /* lines[i] = page_off + i * line_bytes for i < n (a whole page). */
 void sc_page_lines(uint64_t page_off, uint32_t line_bytes, size_t n, uint64_t *lines);

@@ -115,7 +115,7 @@ static int learn_once(gx_slicepred *sp, uint64_t r0, uint64_t npages, uint32_t v
         if (p >= SP_MIN_PAGES && since_new >= (quiet > SP_MIN_PAGES ? quiet : SP_MIN_PAGES))
             break;
         int before = sp->n_comp;
-        rc = sp_identify(sp, r0 + p * page, lines_per_page, 1, &pg);
+        rc = sp_identify(sp, r0 + p * page, lines_per_page, 1, NULL, &pg);
         if (rc == GX_OK)
             rc = sp_verify_page(sp, &pg, verify);
         since_new = sp->n_comp > before ? 0 : since_new + 1;
@@ -124,7 +124,7 @@ static int learn_once(gx_slicepred *sp, uint64_t r0, uint64_t npages, uint32_t v
     return rc;
 }
 
-static int setup(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out, gx_msg *msg)
+int sp_setup(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out, gx_msg *msg)
 {
     const gx_target_info *info = gx_target_get_info(t);
     gx_slicepred *sp = calloc(1, sizeof *sp);
@@ -168,6 +168,20 @@ static int setup(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out
     return GX_OK;
 }
 
+int sp_region(gx_slicepred *sp, uint64_t *r0, uint64_t *npages)
+{
+    uint64_t arena = gx_target_arena_bytes(sp->t), page = sp->o.page_bytes;
+    *r0 = (sp->o.region_offset + page - 1) / page * page;
+    uint64_t r1 = sp->o.region_bytes ? sp->o.region_offset + sp->o.region_bytes : arena;
+    if (r1 > arena)
+        r1 = arena;
+    *npages = r1 > *r0 ? (r1 - *r0) / page : 0;
+    if (*npages == 0)
+        return gx_fail(sp->msg, GX_EINVAL, "slices: the region holds no whole page (arena %llu B)",
+                       (unsigned long long)arena);
+    return GX_OK;
+}
+
 int gx_slicepred_learn(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out,
                        gx_msg *msg)
 {
@@ -175,19 +189,13 @@ int gx_slicepred_learn(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred
         return gx_fail(msg, GX_EINVAL, "slices: NULL argument");
     *out = NULL;
     gx_slicepred *sp = NULL;
-    int rc = setup(t, opts, &sp, msg);
+    int rc = sp_setup(t, opts, &sp, msg);
     if (rc != GX_OK)
         return rc;
-    uint64_t arena = gx_target_arena_bytes(t), page = sp->o.page_bytes;
-    uint64_t r0 = (sp->o.region_offset + page - 1) / page * page;
-    uint64_t r1 = sp->o.region_bytes ? sp->o.region_offset + sp->o.region_bytes : arena;
-    if (r1 > arena)
-        r1 = arena;
-    uint64_t npages = r1 > r0 ? (r1 - r0) / page : 0;
-    if (npages == 0) {
+    uint64_t r0 = 0, npages = 0;
+    if ((rc = sp_region(sp, &r0, &npages)) != GX_OK) {
         gx_slicepred_free(sp);
-        return gx_fail(msg, GX_EINVAL, "slices: the region holds no whole page (arena %llu B)",
-                       (unsigned long long)arena);
+        return rc;
     }
     uint32_t maxp = sp->o.max_pages ? sp->o.max_pages : SP_MAX_PAGES;
     if (npages > maxp)
@@ -231,7 +239,7 @@ int gx_slicepred_learn(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred
 void gx_slicepred_get_summary(const gx_slicepred *sp, gx_slicepred_summary *s)
 {
     *s = sp->sum;
-    s->classes = (uint32_t)sp->fp.n_classes;
+    s->classes = sp_classes(sp);
     s->k = sp->hs.k;
     s->linear = sp->hs.linear;
     for (int c = 1; c < sp->n_comp && s->linear; c++) {
@@ -289,7 +297,7 @@ uint32_t gx_slicepred_sm(const gx_slicepred *sp, uint32_t slot)
 
 int gx_slicepred_relabel(gx_slicepred *sp, const uint32_t *map, gx_msg *msg)
 {
-    uint32_t n = (uint32_t)sp->fp.n_classes;
+    uint32_t n = sp_classes(sp);
     uint8_t *seen = calloc(n ? n : 1, 1);
     if (!seen)
         return gx_fail(msg, GX_ENOMEM, "slices: out of memory");
@@ -316,7 +324,7 @@ int gx_slicepred_identify(gx_slicepred *sp, uint64_t page_base, uint32_t max_lin
     if (page_base % sp->o.page_bytes)
         return gx_fail(msg, GX_EINVAL, "slices: page base 0x%llx is not page aligned",
                        (unsigned long long)page_base);
-    return sp_identify(sp, page_base, max_lines, 1, pg);
+    return sp_identify(sp, page_base, max_lines, 1, NULL, pg);
 }
 
 int gx_slicepred_predict(const gx_slicepred *sp, const gx_slicepred_page *pg, uint64_t off)
@@ -332,7 +340,7 @@ int gx_slicepred_measure(gx_slicepred *sp, const uint64_t *offs, size_t n, int *
                          gx_msg *msg)
 {
     sp->msg = msg;
-    int rc = sp_classify(sp, offs, n, classes, 0, NULL, 0);
+    int rc = sp_label(sp, offs, n, classes, 0, NULL, 0);
     for (size_t i = 0; rc == GX_OK && i < n; i++)
         if (classes[i] >= 0)
             classes[i] = (int)sp->ext[classes[i]];

@@ -48,12 +48,31 @@ struct gx_slicepred {
     size_t n_st, cap_st;
     size_t n_st_calib;      /* store size at the last calibration */
     uint64_t page_base;     /* the solver's page */
+    gx_slicepred_labeller label_fn; /* labelled learning: the labels' source (NULL:
+                                       fingerprints) */
+    void *label_user;
+    uint32_t n_labels;      /* labelled learning: 1 + the largest label seen */
     gx_slicepred_summary sum;
 };
+
+/* The lines of a page an identification uses when they come labelled
+ * (gx_slicepred_identify_labelled): taken in order; NULL in sp_identify:
+ * random lines, measured. */
+typedef struct sp_given {
+    const uint64_t *offs;
+    const int *labels;
+    size_t n, next;
+} sp_given;
+
+/* ---- slicepredict.c ---- */
+int sp_setup(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred **out, gx_msg *msg);
+/* The region's first page (the reference page) and its whole pages. */
+int sp_region(gx_slicepred *sp, uint64_t *r0, uint64_t *npages);
 
 /* ---- slicepredict_measure.c ---- */
 int sp_classify(gx_slicepred *sp, const uint64_t *offs, size_t n, int *labels, int allow_new,
                 size_t *unsure, int force);
+int sp_ensure_ext(gx_slicepred *sp, uint32_t need);
 void sp_pick_sms(gx_slicepred *sp);
 uint64_t sp_random_line(gx_slicepred *sp, uint64_t base);
 int sp_pilot(gx_slicepred *sp, uint64_t base);
@@ -62,7 +81,15 @@ int sp_pilot(gx_slicepred *sp, uint64_t base);
 int sp_oracle(void *user, const uint64_t *offs, size_t n, int *labels);
 int sp_add_component(gx_slicepred *sp, int *table);
 int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_learn,
-                gx_slicepred_page *pg);
+                sp_given *given, gx_slicepred_page *pg);
 int sp_verify_page(gx_slicepred *sp, const gx_slicepred_page *pg, uint32_t n);
+
+/* ---- slicepredict_labelled.c ---- */
+/* Labels of lines at arena offsets: the labeller's in labelled learning
+ * (unsure = lines it gave no class), else sp_classify's. */
+int sp_label(gx_slicepred *sp, const uint64_t *offs, size_t n, int *labels, int allow_new,
+             size_t *unsure, int force);
+/* Classes known: the labels seen, or the fingerprint classes. */
+uint32_t sp_classes(const gx_slicepred *sp);
 
 #endif

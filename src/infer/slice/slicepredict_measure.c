@@ -76,9 +76,8 @@ static int store_add(gx_slicepred *sp, const sfp_line *l, int label)
     return GX_OK;
 }
 
-static int ensure_ext(gx_slicepred *sp)
+int sp_ensure_ext(gx_slicepred *sp, uint32_t need)
 {
-    uint32_t need = (uint32_t)sp->fp.n_classes;
     if (need <= sp->cap_ext)
         return GX_OK;
     uint32_t nc = sp->cap_ext ? sp->cap_ext : 64;
@@ -130,7 +129,7 @@ int sp_classify(gx_slicepred *sp, const uint64_t *offs, size_t n, int *labels, i
             } else if (v == SFP_NEW) {
                 if (allow_new) {
                     int j = sfp_class_new(&sp->fp, &lines[i]);
-                    if (j < 0 || ensure_ext(sp) != GX_OK)
+                    if (j < 0 || sp_ensure_ext(sp, (uint32_t)sp->fp.n_classes) != GX_OK)
                         rc = gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
                     else
                         rc = store_add(sp, &lines[i], j);
@@ -163,7 +162,7 @@ int sp_classify(gx_slicepred *sp, const uint64_t *offs, size_t n, int *labels, i
             (void)sfp_decide(&sp->fp, &lines[i], &best);
             if (best < 0 && allow_new) {
                 best = sfp_class_new(&sp->fp, &lines[i]);
-                if (best < 0 || ensure_ext(sp) != GX_OK)
+                if (best < 0 || sp_ensure_ext(sp, (uint32_t)sp->fp.n_classes) != GX_OK)
                     rc = gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
             }
             labels[i] = best;

@@ -18,7 +18,7 @@ int sp_oracle(void *user, const uint64_t *offs, size_t n, int *labels)
     for (size_t i = 0; i < n; i++)
         abs[i] = sp->page_base + offs[i];
     size_t unsure = 0;
-    int rc = sp_classify(sp, abs, n, labels, 1, &unsure, 1);
+    int rc = sp_label(sp, abs, n, labels, 1, &unsure, 1);
     free(abs);
     if (rc == GX_OK && unsure)
         rc = gx_fail(sp->msg, GX_EUNSURE,
@@ -104,7 +104,7 @@ static int learn_component(gx_slicepred *sp, uint64_t base, int *comp, uint32_t 
     for (size_t y = 0; y < n; y++)
         offs[y] = base + ssolve_cube_offset(&sp->hs, y);
     size_t unsure = 0;
-    int rc = sp_classify(sp, offs, n, table, 1, &unsure, 1);
+    int rc = sp_label(sp, offs, n, table, 1, &unsure, 1);
     *measured += (uint32_t)n;
     free(offs);
     if (rc == GX_OK && unsure)
@@ -117,10 +117,32 @@ static int learn_component(gx_slicepred *sp, uint64_t base, int *comp, uint32_t 
     return rc;
 }
 
-/* Identify (component, z) of a page from random lines; learn a new
- * component from the cube when none explains them (allow_learn). */
+/* The next lines of a page for its identification (4 at most): the next of
+ * the given ones, or random lines measured. *got = their number. */
+static int next_lines(gx_slicepred *sp, uint64_t base, sp_given *g, uint64_t *offs, int *labs,
+                      size_t *got)
+{
+    if (g) {
+        size_t k = 0;
+        for (; k < 4 && g->next < g->n; k++, g->next++) {
+            offs[k] = g->offs[g->next];
+            labs[k] = g->labels[g->next];
+        }
+        *got = k;
+        return GX_OK;
+    }
+    for (int i = 0; i < 4; i++)
+        offs[i] = sp_random_line(sp, base);
+    *got = 4;
+    size_t unsure = 0;
+    return sp_label(sp, offs, 4, labs, 1, &unsure, 0);
+}
+
+/* Identify (component, z) of a page from its lines (random ones measured,
+ * or the given ones); learn a new component from the cube when none
+ * explains them (allow_learn). */
 int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_learn,
-                gx_slicepred_page *pg)
+                sp_given *given, gx_slicepred_page *pg)
 {
     const size_t nz = (size_t)1 << sp->hs.k;
     pg->base = base;
@@ -150,15 +172,14 @@ int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_l
     while (rc == GX_OK && n_alive > 0 &&
            (n_alive > 1 || strength * (double)(ncand - 1) > SP_ID_CHANCE ||
             pg->lines_measured == 0) &&
-           pg->lines_measured + 4 <= max_lines && n_seen + 4 <= 512) {
+           (given ? given->next < given->n : pg->lines_measured + 4 <= max_lines) &&
+           n_seen + 4 <= 512) {
         uint64_t offs[4];
         int labs[4];
-        for (int i = 0; i < 4; i++)
-            offs[i] = sp_random_line(sp, base);
-        size_t unsure = 0;
-        rc = sp_classify(sp, offs, 4, labs, 1, &unsure, 0);
-        pg->lines_measured += 4;
-        for (int i = 0; rc == GX_OK && i < 4; i++) {
+        size_t got = 0;
+        rc = next_lines(sp, base, given, offs, labs, &got);
+        pg->lines_measured += (uint32_t)got;
+        for (size_t i = 0; rc == GX_OK && i < got; i++) {
             if (labs[i] < 0)
                 continue; /* unsure line: no evidence */
             uint64_t y = gx_gf2_apply(sp->hs.masks, sp->hs.k, offs[i] - base);
@@ -185,7 +206,7 @@ int sp_identify(gx_slicepred *sp, uint64_t base, uint32_t max_lines, int allow_l
         pg->component = (int)(alive[0] / nz);
         pg->z = alive[0] % nz;
     } else if (rc == GX_OK && n_alive == 0 && allow_learn &&
-               pg->lines_measured + nz <= max_lines) {
+               (given || pg->lines_measured + nz <= max_lines)) {
         int c = -1;
         rc = learn_component(sp, base, &c, &pg->lines_measured);
         if (rc == GX_OK) {
@@ -225,7 +246,7 @@ int sp_verify_page(gx_slicepred *sp, const gx_slicepred_page *pg, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         offs[i] = sp_random_line(sp, pg->base);
     size_t unsure = 0;
-    int rc = sp_classify(sp, offs, n, labs, 1, &unsure, 0);
+    int rc = sp_label(sp, offs, n, labs, 1, &unsure, 0);
     for (uint32_t i = 0; rc == GX_OK && i < n; i++) {
         uint64_t y = gx_gf2_apply(sp->hs.masks, sp->hs.k, offs[i] - pg->base);
         sp->sum.verified++;
