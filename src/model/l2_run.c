@@ -81,19 +81,23 @@ static int build_run_lat(gx_l2 *l2, uint64_t top, int plus, double extra)
 #define RUN_LAT_MAX_ROWS (1u << 18)
 
 /* A block's location word per entry: set (s * sps + k) in bits 0-31, home
- * slice in bits 32-41, the entry's row of l2->rlat (sm * slices + slice) in
- * bits 42-59, and once looked up the outcome (or RUN_REPEAT) in bits 62-63
+ * slice in bits 32-41, once looked up the outcome (or RUN_REPEAT) in bits
+ * 42-43, the entry's row of l2->rlat (sm * slices + slice) in bits 44-61
  * (gx_l2_run_fast_ready checks that sets fit 32 bits and rows 18; slices
- * are <= 1024, a profile rule). RUN_LOC_ROW4: 4 * row, the row's first
- * entry (its outcomes follow). */
+ * are <= 1024, a profile rule). RUN_LOC_ENTRY: the entry's index into
+ * l2->rlat, 4 * row + outcome, one shift (the outcome below the row: a
+ * shift and a mask less an access in the statistics pass); RUN_LOC_ROW4:
+ * 4 * row, the row's first entry (its outcomes follow). */
 #define RUN_LOC_SET(x) ((uint32_t)(x))
 #define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3ffu)
-#define RUN_LOC_ROW4(x) ((uint32_t)((x) >> 40) & (0x3ffffu << 2))
+#define RUN_LOC_ENTRY(x) ((uint32_t)((x) >> 42))
+#define RUN_LOC_ROW4(x) (RUN_LOC_ENTRY(x) & ~3u)
+#define RUN_LOC_OUT(x) (RUN_LOC_ENTRY(x) & 3u)
 /* The word of set s * sps + k, slice s, SM sm: sm * RUN_LOC_SMK(slices) +
  * s * RUN_LOC_SK(sps) + k (no carries: each field within its bits) */
-#define RUN_LOC_SMK(slices) ((uint64_t)(slices) << 42)
-#define RUN_LOC_SK(sps) (((uint64_t)1 << 42) + ((uint64_t)1 << 32) + (sps))
-#define RUN_LOC_OUT_SHIFT 62
+#define RUN_LOC_SMK(slices) ((uint64_t)(slices) << 44)
+#define RUN_LOC_SK(sps) (((uint64_t)1 << 44) + ((uint64_t)1 << 32) + (sps))
+#define RUN_LOC_OUT_SHIFT 42
 
 /* The policy's constants for run_lookup16, in the caller's locals: keep /
  * setm the touch masks (bits & keep | setm), the victim's rng the slice's
@@ -350,12 +354,12 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
             }
             for (size_t j = 0; j < bn; j++) {
                 const uint64_t x = loc[j];
-                const uint32_t o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
-                const uint32_t i = RUN_LOC_ROW4(x);
+                const uint32_t e = RUN_LOC_ENTRY(x);
                 const uint64_t nrep = br ? br[j] : 0;
-                if (!cnt[i + o]++)
-                    dirty[nd++] = i + o;
+                if (!cnt[e]++)
+                    dirty[nd++] = e;
                 if (nrep) { /* hits: entry i (the hit's) */
+                    const uint32_t i = e & ~3u;
                     folded += nrep;
                     if (!cnt[i])
                         dirty[nd++] = i;
@@ -367,7 +371,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
         for (size_t j = 0; j < bn; j++) {
             /* a repeat's location is the access before's (the same sector) */
             const uint64_t x = loc[j];
-            const uint32_t s = RUN_LOC_SLICE(x), o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
+            const uint32_t s = RUN_LOC_SLICE(x), o = RUN_LOC_OUT(x);
             const run_lat *const e = &rl[RUN_LOC_ROW4(x)];
             const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
             total.v += e[o].inc.v;
