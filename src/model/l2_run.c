@@ -250,6 +250,47 @@ static int run_pol_prand(const run_pol *pol)
     return pol->rand_on && !pol->rand_always && pol->rmask == UINT32_MAX;
 }
 
+/* The location words of n entries from h (run_locate's copy of the L2's
+ * hash fields). */
+static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
+                                                              const uint64_t *pa,
+                                                              const uint32_t *sm, uint64_t *w,
+                                                              size_t n)
+{
+    const uint64_t smk = RUN_LOC_SMK(h->slices), sk = RUN_LOC_SK(h->sps);
+    for (size_t j = 0; j < n; j++) {
+        uint32_t s, k;
+        locate_s(h, pa[j], &s, &k, 1);
+        w[j] = sm[j] * smk + s * sk + k;
+    }
+}
+
+/* gx_l2_run_fast's first pass (l2->fast): the location words of n entries.
+ * Out of line, the hash's fields copied into locals (the stores to w may
+ * alias the L2's; reloaded each entry before), the slice table's test
+ * outside the loop (measured 212.5 -> 207.5 instructions an access,
+ * random 64 MiB binary). */
+static __attribute__((noinline)) void run_locate(const gx_l2 *l2, const uint64_t *pa,
+                                                 const uint32_t *sm, uint64_t *w, size_t n)
+{
+    gx_l2 h; /* the fields locate_s(fast) reads, and the word's */
+    h.hbit0 = l2->hbit0;
+    h.htab = l2->htab;
+    h.slice_lut = l2->slice_lut;
+    h.set_lut = NULL;
+    h.set_mod = l2->set_mod;
+    h.set_mod_m = l2->set_mod_m;
+    h.n_hchunks = l2->n_hchunks;
+    h.slices = l2->slices;
+    h.sps = l2->sps;
+    if (h.slice_lut) {
+        run_locate_h(&h, pa, sm, w, n);
+    } else {
+        h.slice_lut = NULL; /* a constant in this copy of the loop */
+        run_locate_h(&h, pa, sm, w, n);
+    }
+}
+
 /* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
  * path of `gpuxray sim`, a block of entries (RUN_BLOCK) at a time in three
  * passes, each with few live values (one loop holding everything spilled
@@ -283,7 +324,6 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const int ref = ssh == 5 && lsh == 7 && smk == 3;
-    const uint32_t slices = l2->slices, sps = l2->sps;
     gx_cache *const c = l2->cache;
     uint8_t *const mem = c->mem;
     const run_lat *const rl = l2->rlat;
@@ -307,7 +347,6 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
     uint64_t oc[4] = {0, 0, 0, 0}, cold = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
     uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
-    const uint64_t lsmk = RUN_LOC_SMK(slices), lsk = RUN_LOC_SK(sps);
     /* the counting mode: accesses per entry in l2->rcnt, the entries that
      * went from 0 in dirty[], in the order of their first access */
     const int counting = l2->rdirect == 0;
@@ -338,11 +377,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
         if (lw) /* located by the caller (gx_l2_locate_words) */
             memcpy(loc, lw + b0, bn * sizeof *loc);
         else
-            for (size_t j = 0; j < bn; j++) {
-                uint32_t s, k;
-                locate_s(l2, bp[j], &s, &k, 1);
-                loc[j] = bm[j] * lsmk + s * lsk + k;
-            }
+            run_locate(l2, bp, bm, loc, bn);
         rsec = ref && prand ? run_lookups_128_32_prand(mem, bp, loc, bn, rsec, &pol, &cold)
                : ref        ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &cold)
                      : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &cold);
@@ -436,12 +471,7 @@ void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
                         size_t n)
 {
     if (gx_l2_words_hold_sets(l2)) {
-        const uint64_t smk = RUN_LOC_SMK(l2->slices), sk = RUN_LOC_SK(l2->sps);
-        for (size_t j = 0; j < n; j++) {
-            uint32_t s, k;
-            locate_s(l2, pa[j], &s, &k, 1);
-            w[j] = sm[j] * smk + s * sk + k;
-        }
+        run_locate(l2, pa, sm, w, n);
         return;
     }
     for (size_t j = 0; j < n; j++) { /* the slice only: gx_l2_run_located relocates */
