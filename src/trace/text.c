@@ -668,6 +668,7 @@ typedef struct text_cols {
     size_t k;
     uint64_t ops[3], bytes;
     uint64_t key, mbase, mlim;
+    size_t wide; /* gx_trace_cols.n_wide */
 } text_cols;
 
 static inline __attribute__((always_inline)) void text_cols_load(text_cols *s, const gx_trace_cols *c,
@@ -676,6 +677,7 @@ static inline __attribute__((always_inline)) void text_cols_load(text_cols *s, c
     s->k = c->n;
     memcpy(s->ops, c->ops, sizeof s->ops);
     s->bytes = c->bytes;
+    s->wide = c->n_wide;
     s->key = s->mbase = s->mlim = 0;
     if (!c->n || !gx_trace_op_is_global(c->op[c->n - 1]))
         return;
@@ -692,6 +694,7 @@ static inline __attribute__((always_inline)) void text_cols_store(const text_col
     c->n = s->k;
     memcpy(c->ops, s->ops, sizeof s->ops);
     c->bytes = s->bytes;
+    c->n_wide = s->wide;
 }
 
 /* Any line the word path does not take, as gx_text_decode reads it
@@ -774,6 +777,7 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
             s.key = key;
             s.mbase = f.addr & ~mmask;
             s.mlim = (f.addr & mmask) + f.size <= mb ? mb - f.size + 1 : 0;
+            s.wide += !s.mlim; /* not within its merge block */
         }
         if (p >= end || s.k >= max)
             break;
