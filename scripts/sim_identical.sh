@@ -44,6 +44,20 @@ gen rw8.bin random --footprint 32MiB --count $n --size 32 --sms 8 \
 gen r84.bin random --footprint 64MiB --count $n --size 4 --sms 84 --sm-assign random
 gen r84.txt random --footprint 8MiB --count $n --size 4 --sms 84 --sm-assign block --text
 gen pg.bin pages --count 4096 --order random --unmapped-every 7
+# Text lines of every shape the decoders tell apart: SMs of 1-2 digits,
+# ops in either case, 0x / 0X, upper-case digits, sizes omitted or 1-128,
+# comments, two blanks, shared records (the word path, the byte-wise ones).
+[ -s "$work/mix.txt" ] || awk 'BEGIN { srand(5); split("0 0 0 1 7 12 45 83", sms, " ");
+    split("R R R R W W A a r w", ops, " "); split("4 4 4 8 16 32 64 128 1 0", szs, " ");
+    for (i = 0; i < 200000; i++) {
+        sm = rand() < 0.9 ? sms[1 + int(rand() * 8)] : int(rand() * 84);
+        a = sprintf(rand() < 0.1 ? "%X" : "%x", int(rand() * 2 ^ (rand() < 0.5 ? 26 : 34)));
+        sz = szs[1 + int(rand() * 10)];
+        l = sm " " ops[1 + int(rand() * 10)] (rand() < 0.2 ? " 0X" : " 0x") a (sz ? " " sz : "");
+        if (rand() < 0.01) l = l "  # c";
+        if (rand() < 0.005) l = sm "  R 0x" a " 4";
+        if (rand() < 0.005) l = sm " SR 0x" a " 4";
+        print l } }' >"$work/mix.txt"
 
 runs=0
 bad=0
@@ -72,7 +86,7 @@ done
 
 for p in seed-ampere-6mb hopper-like nvidia-h200-model gem5-vega; do
     for t in r64.bin r64.txt r1.bin r1w.txt st.bin st32.txt sd.bin sd64.bin tile.bin \
-        rw8.bin r84.bin r84.txt pg.bin; do
+        rw8.bin r84.bin r84.txt pg.bin mix.txt; do
         one "$p $t" --profile "$prof/$p.json" --trace "$work/$t"
     done
     for t in r64.bin rw8.bin r84.bin; do
