@@ -348,7 +348,10 @@ void gx_tsim_run_cols(gx_tsim *s, const gx_trace_cols *c)
      * model's): no scan (13 instructions an entry, random 64 MiB binary) */
     if (!c->n_rec && !c->n_wide && c->merge_bytes == s->sector_bytes && c->sm_bound &&
         c->sm_bound <= s->sm_count)
-        gx_memsys_run_off(s->ms, c->addr, c->sm, c->rep, c->n, &t);
+        /* no repeat folded (records = entries): no repeat column (the L2's
+         * statistics pass then reads none: 5 instructions an entry) */
+        gx_memsys_run_off(s->ms, c->addr, c->sm, c->records == c->n ? NULL : c->rep, c->n,
+                          &t);
     else
         run_cols_scan(s, c, &t);
     for (int k = 0; k < 3; k++)
