@@ -10,13 +10,8 @@
 # translation on), --noise, --no-skew, another seed and --threads 2.
 # Prints one line a differing run and a summary; exit 0 only when all match.
 set -eu
-if [ $# -lt 2 ]; then
-    echo "usage: $0 BEFORE_BIN AFTER_BIN [WORKDIR]" >&2
-    exit 2
-fi
-before=$1
-after=$2
-work=${3:-$(mktemp -d)}
+[ $# -ge 2 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN [WORKDIR]" >&2; exit 2; }
+before=$1 after=$2 work=${3:-$(mktemp -d)}
 mkdir -p "$work"
 here=$(cd "$(dirname "$0")/.." && pwd)
 prof=$here/profiles
