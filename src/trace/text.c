@@ -601,7 +601,7 @@ typedef struct text_fast {
 /* The last line's prefix "SM OP 0x" when it fits in one word (len <= 8
  * bytes): a line whose first len bytes are the same has the same SM and op
  * (the prefix ends at its "0x", the SM's digits end at the blank within
- * it), so it skips their parse (measured: ~16 instructions a line, 1 M text
+ * it), so it skips their parse (measured: ~20 instructions a line, 1 M text
  * random reads of one SM). opc 0 (the start, or a prefix longer than a
  * word): every line parses its own. */
 typedef struct text_pre {
