@@ -100,10 +100,14 @@ static void run_cols_file(const char *path, const gx_trace *t, gx_tsim *sim, siz
         assert_int_equal(gx_trace_reader_next_cols(rd, &c, &m), GX_OK);
         if (!c.n)
             break;
-        size_t jr = 0;
+        size_t jr = 0, wide = 0;
         uint64_t recs = 0;
         for (size_t i = 0; i < c.n; i++) {
             const gx_trace_rec *r = &t->rec[at];
+            /* n_wide: a global entry not within one merge block */
+            if (gx_trace_op_is_global(r->op) &&
+                r->addr / c.merge_bytes != (r->addr + r->size - 1) / c.merge_bytes)
+                wide++;
             assert_int_equal(c.addr[i], r->addr);
             assert_int_equal(c.op[i], r->op);
             assert_int_equal(c.sm[i], r->sm);
@@ -128,6 +132,7 @@ static void run_cols_file(const char *path, const gx_trace *t, gx_tsim *sim, siz
             recs += 1 + c.rep[i];
         }
         assert_int_equal(jr, c.n_rec);
+        assert_int_equal(wide, c.n_wide);
         assert_int_equal(recs, c.records);
         gx_tsim_run_cols(sim, &c);
     }

@@ -196,7 +196,12 @@ void gx_trace_reader_close(gx_trace_reader *r);
  * global access that stays within one aligned merge_bytes block, of the
  * same block, SM and size as the entry before it, is folded into that
  * entry (rep[k] = the accesses folded into entry k, beyond its own): the
- * trace simulator passes its L2 sector, whose repeats it runs as such. */
+ * trace simulator passes its L2 sector, whose repeats it runs as such.
+ * n_wide counts the global entries that do NOT stay within one merge block
+ * (every global entry when merging is off) and sm_bound is the reader's SM
+ * limit (every SM of the batch is below it; 0: unknown): a batch with
+ * n_rec = n_wide = 0 and a known bound is one run of single-block accesses
+ * (the trace simulator's run without a scan). */
 typedef struct gx_trace_cols {
     uint64_t *addr;
     uint32_t *sm;
@@ -207,6 +212,8 @@ typedef struct gx_trace_cols {
     gx_trace_rec *rec; /* cap entries */
     size_t cap;        /* entries of every column */
     size_t n, n_rec;   /* entries in the batch; of which in rec[] */
+    size_t n_wide;     /* global entries across a merge block's end (see above) */
+    uint32_t sm_bound; /* every entry's SM is below it (0: unknown) */
     uint64_t records;  /* records in the batch (n plus the folded ones) */
     uint64_t ops[3], bytes;
 } gx_trace_cols;

@@ -81,19 +81,23 @@ static int build_run_lat(gx_l2 *l2, uint64_t top, int plus, double extra)
 #define RUN_LAT_MAX_ROWS (1u << 18)
 
 /* A block's location word per entry: set (s * sps + k) in bits 0-31, home
- * slice in bits 32-41, the entry's row of l2->rlat (sm * slices + slice) in
- * bits 42-59, and once looked up the outcome (or RUN_REPEAT) in bits 62-63
+ * slice in bits 32-41, once looked up the outcome (or RUN_REPEAT) in bits
+ * 42-43, the entry's row of l2->rlat (sm * slices + slice) in bits 44-61
  * (gx_l2_run_fast_ready checks that sets fit 32 bits and rows 18; slices
- * are <= 1024, a profile rule). RUN_LOC_ROW4: 4 * row, the row's first
- * entry (its outcomes follow). */
+ * are <= 1024, a profile rule). RUN_LOC_ENTRY: the entry's index into
+ * l2->rlat, 4 * row + outcome, one shift (the outcome below the row: a
+ * shift and a mask less an access in the statistics pass); RUN_LOC_ROW4:
+ * 4 * row, the row's first entry (its outcomes follow). */
 #define RUN_LOC_SET(x) ((uint32_t)(x))
 #define RUN_LOC_SLICE(x) ((uint32_t)((x) >> 32) & 0x3ffu)
-#define RUN_LOC_ROW4(x) ((uint32_t)((x) >> 40) & (0x3ffffu << 2))
+#define RUN_LOC_ENTRY(x) ((uint32_t)((x) >> 42))
+#define RUN_LOC_ROW4(x) (RUN_LOC_ENTRY(x) & ~3u)
+#define RUN_LOC_OUT(x) (RUN_LOC_ENTRY(x) & 3u)
 /* The word of set s * sps + k, slice s, SM sm: sm * RUN_LOC_SMK(slices) +
  * s * RUN_LOC_SK(sps) + k (no carries: each field within its bits) */
-#define RUN_LOC_SMK(slices) ((uint64_t)(slices) << 42)
-#define RUN_LOC_SK(sps) (((uint64_t)1 << 42) + ((uint64_t)1 << 32) + (sps))
-#define RUN_LOC_OUT_SHIFT 62
+#define RUN_LOC_SMK(slices) ((uint64_t)(slices) << 44)
+#define RUN_LOC_SK(sps) (((uint64_t)1 << 44) + ((uint64_t)1 << 32) + (sps))
+#define RUN_LOC_OUT_SHIFT 42
 
 /* The policy's constants for run_lookup16, in the caller's locals: keep /
  * setm the touch masks (bits & keep | setm), the victim's rng the slice's
@@ -117,11 +121,12 @@ static __attribute__((noinline)) uint32_t run_random_way(gx_rng *r)
 
 /* One lookup (and fill on a miss) of line in the 16-way PLRU set at blk, the
  * work of gx_caccess_nc_s for GX_CSPEC_PLRU16: the same ways, masks and
- * policy state, the same draws. Returns the outcome; *evicted counts a
- * victim. */
+ * policy state, the same draws. Returns the outcome; *cold counts a fill
+ * of an invalid way (every other line miss evicts: the caller derives the
+ * evictions, one count less a miss). */
 static inline __attribute__((always_inline)) gx_cache_outcome
 run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_pol *pol,
-             uint64_t *evicted)
+             uint64_t *cold, int prand)
 {
     const gx_cview v = {blk, blk + GX_CSPEC_OFF_MASKS, blk + GX_CSPEC_OFF_STATE,
                         blk + GX_CSPEC_OFF_USED, (uint64_t *)(void *)(blk + GX_CSPEC_OFF_TAGS),
@@ -138,21 +143,24 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_po
         return GX_CACHE_SECTOR_MISS;
     }
     uint32_t u;
+    /* the set's policy bits in a local: the rng's stores cannot touch the
+     * set's block (a reload after them cost two instructions a fill) */
+    const uint64_t bits = *st;
     if (__builtin_expect(*v.used < 16, 0)) { /* as gx_cv_fill: the first invalid way */
         for (u = 0; u < 16 && v.tags[u] != GX_TAG_INVALID; u++)
             ;
         (*v.used)++;
+        (*cold)++;
     } else { /* gx_pf_plru_victim_s, ways16 */
-        const uint64_t bits = *st;
-        gx_rng *r = pol->rngs + (s & pol->rmask);
-        if (pol->rand_on && (pol->rand_always || gx_pf_rng_next(r) < pol->thr))
+        gx_rng *r = pol->rngs + (prand ? s : s & pol->rmask);
+        if (prand ? gx_pf_rng_next(r) < pol->thr
+                  : pol->rand_on && (pol->rand_always || gx_pf_rng_next(r) < pol->thr))
             u = run_random_way(r);
         else
             u = (uint32_t)__builtin_ctz((uint32_t)pol->lm_top[(bits >> 1) & 0x7f] &
                                         pol->lm_low[(bits >> 8) & 0xff]);
-        (*evicted)++;
     }
-    *st = (*st & pol->keep[u]) | pol->setm[u];
+    *st = (bits & pol->keep[u]) | pol->setm[u];
     v.tags[u] = line;
     v.fps[u] = fp;
     v.masks[u] = (uint8_t)bit;
@@ -173,9 +181,10 @@ static inline void run_prefetch(const uint8_t *blk)
  * reference cards' instance. */
 static inline __attribute__((always_inline)) uint64_t
 run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64_t rsec,
-              uint32_t ssh, uint32_t lsh, uint32_t smk, const run_pol *pol, uint64_t *evicted)
+              uint32_t ssh, uint32_t lsh, uint32_t smk, const run_pol *pol, uint64_t *cold,
+              int prand)
 {
-    uint64_t ev = 0;
+    uint64_t ev = 0; /* fills of invalid ways */
     for (size_t q = 0; q < bn && q < RUN_AHEAD; q++)
         run_prefetch(mem + (uint64_t)RUN_LOC_SET(loc[q]) * GX_CSPEC_BLOCK);
     size_t j;
@@ -190,7 +199,7 @@ run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64
         rsec = p >> ssh;                                                                   \
         const gx_cache_outcome o =                                                         \
             run_lookup16(mem + (uint64_t)RUN_LOC_SET(x) * GX_CSPEC_BLOCK, p >> lsh,        \
-                         1u << ((uint32_t)rsec & smk), RUN_LOC_SLICE(x), pol, &ev);        \
+                         1u << ((uint32_t)rsec & smk), RUN_LOC_SLICE(x), pol, &ev, prand); \
         loc[j] = x | (uint64_t)o << RUN_LOC_OUT_SHIFT;                                     \
     } while (0)
     /* the prefetch RUN_AHEAD ahead without a test, then the block's tail */
@@ -201,27 +210,85 @@ run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64
     for (; j < bn; j++)
         RUN_ENTRY();
 #undef RUN_ENTRY
-    *evicted += ev;
+    *cold += ev;
     return rsec;
 }
 
 /* Out of line, each with its own registers (inlined into gx_l2_run_fast, the
  * statistics' locals spilled the rng state on every victim): the
- * reference cards' 128-byte lines of four 32-byte sectors, and any. */
+ * reference cards' 128-byte lines of four 32-byte sectors, with plru-rand:P
+ * (0 < P < 1) and a stream a slice (run_pol_prand: the policy's tests and
+ * the stream's mask constants; measured 227.5 -> 219.4 instructions an
+ * access, random 64 MiB binary), any policy of them, and any line. */
+static __attribute__((noinline)) uint64_t
+run_lookups_128_32_prand(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn,
+                         uint64_t rsec, const run_pol *pol, uint64_t *cold)
+{
+    return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, cold, 1);
+}
+
 static __attribute__((noinline)) uint64_t run_lookups_128_32(uint8_t *mem, const uint64_t *bp,
                                                               uint64_t *loc, size_t bn,
                                                               uint64_t rsec, const run_pol *pol,
-                                                              uint64_t *evicted)
+                                                              uint64_t *cold)
 {
-    return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, evicted);
+    return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, cold, 0);
 }
 
 static __attribute__((noinline)) uint64_t run_lookups(uint8_t *mem, const uint64_t *bp,
                                                        uint64_t *loc, size_t bn, uint64_t rsec,
                                                        uint32_t ssh, uint32_t lsh, uint32_t smk,
-                                                       const run_pol *pol, uint64_t *evicted)
+                                                       const run_pol *pol, uint64_t *cold)
 {
-    return run_lookups_s(mem, bp, loc, bn, rsec, ssh, lsh, smk, pol, evicted);
+    return run_lookups_s(mem, bp, loc, bn, rsec, ssh, lsh, smk, pol, cold, 0);
+}
+
+/* The policy plru-rand:P with 0 < P < 1 and one rng stream a slice: the
+ * victim's draw always made, the stream the slice's (run_lookup16's prand). */
+static int run_pol_prand(const run_pol *pol)
+{
+    return pol->rand_on && !pol->rand_always && pol->rmask == UINT32_MAX;
+}
+
+/* The location words of n entries from h (run_locate's copy of the L2's
+ * hash fields). */
+static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
+                                                              const uint64_t *pa,
+                                                              const uint32_t *sm, uint64_t *w,
+                                                              size_t n)
+{
+    const uint64_t smk = RUN_LOC_SMK(h->slices), sk = RUN_LOC_SK(h->sps);
+    for (size_t j = 0; j < n; j++) {
+        uint32_t s, k;
+        locate_s(h, pa[j], &s, &k, 1);
+        w[j] = sm[j] * smk + s * sk + k;
+    }
+}
+
+/* gx_l2_run_fast's first pass (l2->fast): the location words of n entries.
+ * Out of line, the hash's fields copied into locals (the stores to w may
+ * alias the L2's; reloaded each entry before), the slice table's test
+ * outside the loop (measured 212.5 -> 207.5 instructions an access,
+ * random 64 MiB binary). */
+static __attribute__((noinline)) void run_locate(const gx_l2 *l2, const uint64_t *pa,
+                                                 const uint32_t *sm, uint64_t *w, size_t n)
+{
+    gx_l2 h; /* the fields locate_s(fast) reads, and the word's */
+    h.hbit0 = l2->hbit0;
+    h.htab = l2->htab;
+    h.slice_lut = l2->slice_lut;
+    h.set_lut = NULL;
+    h.set_mod = l2->set_mod;
+    h.set_mod_m = l2->set_mod_m;
+    h.n_hchunks = l2->n_hchunks;
+    h.slices = l2->slices;
+    h.sps = l2->sps;
+    if (h.slice_lut) {
+        run_locate_h(&h, pa, sm, w, n);
+    } else {
+        h.slice_lut = NULL; /* a constant in this copy of the loop */
+        run_locate_h(&h, pa, sm, w, n);
+    }
 }
 
 /* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
@@ -257,7 +324,6 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const int ref = ssh == 5 && lsh == 7 && smk == 3;
-    const uint32_t slices = l2->slices, sps = l2->sps;
     gx_cache *const c = l2->cache;
     uint8_t *const mem = c->mem;
     const run_lat *const rl = l2->rlat;
@@ -275,12 +341,12 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
     pol.thr = c->pf.rand_thr;
     pol.rand_on = c->pf.rand_on;
     pol.rand_always = c->pf.rand_always;
+    const int prand = run_pol_prand(&pol);
     gx_cyc_sum total = t->total;
     double lo = t->lo, hi = t->hi;
-    uint64_t oc[4] = {0, 0, 0, 0}, evicted = 0, folded = 0;
+    uint64_t oc[4] = {0, 0, 0, 0}, cold = 0, folded = 0;
     uint64_t rsec = UINT64_MAX; /* sector number (pa >> ssh) of the access before */
     uint64_t loc[RUN_BLOCK];    /* RUN_LOC_ words */
-    const uint64_t lsmk = RUN_LOC_SMK(slices), lsk = RUN_LOC_SK(sps);
     /* the counting mode: accesses per entry in l2->rcnt, the entries that
      * went from 0 in dirty[], in the order of their first access */
     const int counting = l2->rdirect == 0;
@@ -311,13 +377,10 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
         if (lw) /* located by the caller (gx_l2_locate_words) */
             memcpy(loc, lw + b0, bn * sizeof *loc);
         else
-            for (size_t j = 0; j < bn; j++) {
-                uint32_t s, k;
-                locate_s(l2, bp[j], &s, &k, 1);
-                loc[j] = bm[j] * lsmk + s * lsk + k;
-            }
-        rsec = ref ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &evicted)
-                   : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &evicted);
+            run_locate(l2, bp, bm, loc, bn);
+        rsec = ref && prand ? run_lookups_128_32_prand(mem, bp, loc, bn, rsec, &pol, &cold)
+               : ref        ? run_lookups_128_32(mem, bp, loc, bn, rsec, &pol, &cold)
+                     : run_lookups(mem, bp, loc, bn, rsec, ssh, lsh, smk, &pol, &cold);
         if (counting) {
             if (nd > RUN_DIRTY - 2 * RUN_BLOCK) { /* room for this block's new entries */
                 RUN_FOLD();
@@ -326,12 +389,12 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
             }
             for (size_t j = 0; j < bn; j++) {
                 const uint64_t x = loc[j];
-                const uint32_t o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
-                const uint32_t i = RUN_LOC_ROW4(x);
+                const uint32_t e = RUN_LOC_ENTRY(x);
                 const uint64_t nrep = br ? br[j] : 0;
-                if (!cnt[i + o]++)
-                    dirty[nd++] = i + o;
+                if (!cnt[e]++)
+                    dirty[nd++] = e;
                 if (nrep) { /* hits: entry i (the hit's) */
+                    const uint32_t i = e & ~3u;
                     folded += nrep;
                     if (!cnt[i])
                         dirty[nd++] = i;
@@ -343,7 +406,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
         for (size_t j = 0; j < bn; j++) {
             /* a repeat's location is the access before's (the same sector) */
             const uint64_t x = loc[j];
-            const uint32_t s = RUN_LOC_SLICE(x), o = (uint32_t)(x >> RUN_LOC_OUT_SHIFT);
+            const uint32_t s = RUN_LOC_SLICE(x), o = RUN_LOC_OUT(x);
             const run_lat *const e = &rl[RUN_LOC_ROW4(x)];
             const uint64_t nrep = br ? br[j] : 0; /* repeats of the sector after this access */
             total.v += e[o].inc.v;
@@ -374,7 +437,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
     for (int o = 0; o < 3; o++)
         c->outcomes[o] += oc[o];
     c->outcomes[GX_CACHE_HIT] += oc[RUN_REPEAT];
-    c->evictions += evicted;
+    c->evictions += oc[GX_CACHE_LINE_MISS] - cold; /* each other line miss evicts */
     t->total = total;
     t->lo = lo;
     t->hi = hi;
@@ -408,12 +471,7 @@ void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
                         size_t n)
 {
     if (gx_l2_words_hold_sets(l2)) {
-        const uint64_t smk = RUN_LOC_SMK(l2->slices), sk = RUN_LOC_SK(l2->sps);
-        for (size_t j = 0; j < n; j++) {
-            uint32_t s, k;
-            locate_s(l2, pa[j], &s, &k, 1);
-            w[j] = sm[j] * smk + s * sk + k;
-        }
+        run_locate(l2, pa, sm, w, n);
         return;
     }
     for (size_t j = 0; j < n; j++) { /* the slice only: gx_l2_run_located relocates */

@@ -379,7 +379,7 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
 {
     const unsigned char *p = s->p;
     size_t k = s->k;
-    uint64_t addr = s->addr, mbase = s->mbase, mlim = s->mlim, sum = 0;
+    uint64_t addr = s->addr, mbase = s->mbase, mlim = s->mlim, sum = 0, wide = 0;
     uint64_t *const ca = c->addr;
     uint8_t *const co = c->op;
     uint32_t *const cs = c->sm, *const cr = c->rep;
@@ -412,7 +412,9 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
         k++;
         mbase = a & ~mmask;
         mlim = a - mbase < fit1 ? fit1 : 0;
+        wide += !mlim; /* not within its merge block */
     }
+    c->n_wide += wide;
     fill_run(cs, cz, k0, k, tsm, tsz);
     s->p = p;
     s->k = k;
@@ -473,7 +475,7 @@ static void v2_sm_run(const gx_trace_reader *r, gx_trace_cols *c, const unsigned
     const unsigned smlim = r->sm_limit && r->sm_limit < 0x80u ? r->sm_limit : 0x80u;
     const uint64_t wrap = UINT64_MAX - size + 1;
     const int fold = mb > 1 && size <= mb;
-    uint64_t addr = st->addr, recs = 0, ops[GX_TRACE_ATOMIC + 1] = {0};
+    uint64_t addr = st->addr, recs = 0, wide = 0, ops[GX_TRACE_ATOMIC + 1] = {0};
     unsigned sm = st->sm, op = st->op;
     uint64_t *const ca = c->addr;
     uint32_t *const cs = c->sm, *const cr = c->rep;
@@ -518,8 +520,10 @@ static void v2_sm_run(const gx_trace_reader *r, gx_trace_cols *c, const unsigned
         co[k] = (uint8_t)o;
         cr[k] = 0;
         k++;
+        wide += !(fold && (a & fit) + size - 1 <= fit); /* gx_trace_cols.n_wide */
     }
     c->n = k;
+    c->n_wide += wide;
     c->records += recs;
     for (unsigned o = 0; o <= GX_TRACE_ATOMIC; o++)
         c->ops[o] += ops[o];

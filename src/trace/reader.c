@@ -253,7 +253,8 @@ static int next_cols_records(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
 
 int gx_trace_reader_next_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
 {
-    c->n = c->n_rec = 0;
+    c->n = c->n_rec = c->n_wide = 0;
+    c->sm_bound = r->sm_limit; /* the reader rejects any SM at or above it */
     c->records = 0;
     c->ops[0] = c->ops[1] = c->ops[2] = c->bytes = 0;
     if (r->fmt != GX_TRACE_BINARY && r->fmt != GX_TRACE_TEXT)

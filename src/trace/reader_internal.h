@@ -87,6 +87,8 @@ static inline __attribute__((always_inline)) void gx_cols_put(gx_trace_cols *c,
                 return;
             }
         }
+        /* within one merge block (gx_trace_cols.n_wide) */
+        c->n_wide += !(mb > 1 && t->size <= mb && (t->addr & fit) + t->size - 1 <= fit);
     } else {
         c->records++;
         c->rec[c->n_rec++] = *t;
