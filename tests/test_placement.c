@@ -1,6 +1,8 @@
 /* test_placement.c - virtual-to-physical placement (placement.h): frames are
  * seeded (same seed, same frames), unique, inside the physical space, keep
- * the offset within the page, and a reset gives fresh frames. */
+ * the offset within the page, and a reset gives fresh frames; in contiguous
+ * mode an arena's pages (1 TiB-aligned, touched in any order) get
+ * consecutive frames from a start that each reset redraws. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +94,31 @@ static void test_reset(void **state)
     gx_placement_free(b);
 }
 
+static void test_contiguous(void **state)
+{
+    (void)state;
+    gx_placement *a = mk(PAGE, PHYS, 5);
+    gx_placement_set_contiguous(a, 1);
+    uint64_t base = 3ULL << 40, first[2] = {0, 0};
+    for (int round = 0; round < 2; round++) {
+        /* touched from the last page down: the frames follow the VA, not the order */
+        uint64_t pa0 = 0;
+        for (uint64_t i = 200; i-- > 0;) {
+            uint64_t pa = gx_placement_translate(a, base + i * PAGE + 128 * i);
+            assert_int_equal(pa % PAGE, 128 * i);
+            if (i == 0)
+                pa0 = pa;
+        }
+        for (uint64_t i = 0; i < 200; i++)
+            assert_int_equal(gx_placement_translate(a, base + i * PAGE), pa0 + i * PAGE);
+        assert_true(pa0 + 200 * PAGE <= PHYS);
+        first[round] = pa0;
+        gx_placement_reset(a, 77);
+    }
+    assert_true(first[0] != first[1]);
+    gx_placement_free(a);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -113,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_per_seed),
         cmocka_unit_test(test_unique_frames_offsets),
         cmocka_unit_test(test_reset),
+        cmocka_unit_test(test_contiguous),
         cmocka_unit_test(test_bad_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

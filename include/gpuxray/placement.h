@@ -21,5 +21,9 @@ uint64_t gx_placement_translate(gx_placement *pl, uint64_t va);
 void gx_placement_usage(const gx_placement *pl, uint64_t *pages, uint64_t *frames);
 /* Forget every mapping (the next touches get fresh frames). */
 void gx_placement_reset(gx_placement *pl, uint64_t seed);
+/* on: consecutive virtual pages get consecutive frames (from a seeded
+ * start, redrawn at each reset) instead of a random frame each; call before
+ * the first translation. off (the default) leaves every frame as before. */
+void gx_placement_set_contiguous(gx_placement *pl, int on);
 
 #endif

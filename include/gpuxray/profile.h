@@ -243,6 +243,7 @@ typedef struct gx_profile {
         double background_evictions_per_kaccess;
         double sm_slice_skew_cycles;
         uint64_t frames_seed;
+        int contiguous_frames; /* 1: consecutive frames a region (placement.h); 0, -1: random */
     } sim;
     gx_tlb_cfg tlb; /* present == 0: no translation (the default) */
     gx_smem_cfg smem;   /* shared memory banks (smem.h: the model) */

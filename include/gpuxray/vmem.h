@@ -8,7 +8,9 @@
  *   translation page smaller than a frame lies inside one frame (as a
  *   driver carving 4 KiB and 64 KiB pages out of 2 MiB chunks); a larger
  *   one is several frames, physically apart (PA bits above the frame are
- *   random per frame either way, as on a GPU). Translation therefore never
+ *   random per frame either way, as on a GPU; with contiguous_frames the
+ *   frames of consecutive pages are consecutive, as an H200's large
+ *   allocations). Translation therefore never
  *   changes which physical address an access reaches, only its timing.
  * - Host speed-ups kept here cannot change a result: a flat frame table
  *   over the current arena (gx_vmem_arena) and a direct-mapped cache of the
@@ -30,6 +32,7 @@ typedef struct gx_vmem_cfg {
     /* The page table (tlb.page_table), or NULL / present == 0 for none.
      * Page-table memory lies just above the frames' physical space. */
     const gx_tlb_cfg *tlb;
+    int contiguous_frames; /* 1: consecutive frames for consecutive pages (placement.h) */
 } gx_vmem_cfg;
 
 int gx_vmem_new(const gx_vmem_cfg *cfg, gx_vmem **out, gx_msg *msg);

@@ -95,7 +95,8 @@ int gx_memsys_new(const gx_profile *p, const gx_memsys_cfg *cfg, gx_memsys **out
     ms->sm_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->sm_buf);
     ms->size_buf = malloc(MEMSYS_RUN_CHUNK * sizeof *ms->size_buf);
     gx_l2_opts lo = {cfg->noise, cfg->skew, cfg->seed};
-    gx_vmem_cfg vc = {p->memory.page_bytes, cfg->phys_bytes, cfg->frames_seed, &p->tlb};
+    gx_vmem_cfg vc = {p->memory.page_bytes, cfg->phys_bytes, cfg->frames_seed, &p->tlb,
+                      p->sim.present && p->sim.contiguous_frames == 1};
     int rc = ms->pa_buf && ms->sm_buf && ms->size_buf ? gx_dram_new(p, &ms->dram, msg)
                                       : gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
     if (rc == GX_OK)

@@ -79,9 +79,12 @@ int adv_init(adv_state *s, const gx_profile *p, uint32_t sms, gx_msg *msg)
         int rc = gx_placement_new(page, ADV_PHYS_BYTES, seed, &s->pl, msg);
         if (rc != GX_OK)
             return rc;
+        int contiguous = p->sim.present && p->sim.contiguous_frames == 1;
+        if (contiguous)
+            gx_placement_set_contiguous(s->pl, 1);
         snprintf(s->assumption, sizeof s->assumption,
-                 "pages placed on physical frames by the model's placement (frames seed %llu)",
-                 (unsigned long long)seed);
+                 "pages placed on physical frames by the model's placement (frames seed %llu%s)",
+                 (unsigned long long)seed, contiguous ? ", consecutive frames" : "");
     } else {
         snprintf(s->assumption, sizeof s->assumption,
                  "the hash sees physical bits below the %llu-byte page only: addresses used as "

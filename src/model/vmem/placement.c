@@ -3,7 +3,8 @@
  * Models: the driver's choice of physical frames, unknown to the program:
  * each virtual page gets, on first touch, a frame drawn uniformly at random
  * (seeded) among the frames not yet used, so PA bits above the page are
- * random per page and hash bits there are no more visible than on a GPU.
+ * random per page and hash bits there are no more visible than on a GPU;
+ * or, in contiguous mode, the frame that follows its virtual predecessor's.
  *
  * Notes:
  * - page_bytes must be a power of two; phys_bytes a multiple of it.
@@ -11,7 +12,17 @@
  *   bitmap. When every frame is taken (more pages than phys_bytes holds) a
  *   frame is reused: placement stays deterministic, uniqueness is lost
  *   (never the case for arenas below phys_bytes).
- * - Offsets within the page are preserved. */
+ * - Offsets within the page are preserved.
+ * - Contiguous mode (gx_placement_set_contiguous, the profile's
+ *   sim.contiguous_frames): virtual page vpn gets frame (vpn + shift) mod
+ *   nframes, shift a seeded draw below nframes / 2 made at each reset, so
+ *   consecutive virtual pages get consecutive frames, as an H200's large
+ *   allocations do (bench/slice_capacity: the knee of one slice's capacity
+ *   curve is as sharp as consecutive frames make it). A region aligned to
+ *   phys_bytes and at most phys_bytes / 2 long (every sim-target arena:
+ *   1 TiB apart, 64 GiB of frames) never wraps past the last frame. A
+ *   frame already taken (aliasing vpns) falls back to the next free one.
+ *   The default mode draws nothing extra: its frames are unchanged. */
 #include "gpuxray/placement.h"
 
 #include <stdlib.h>
@@ -27,6 +38,8 @@ struct gx_placement {
     uint64_t *keys;      /* vpn, EMPTY_KEY when empty */
     uint64_t *vals;      /* frame */
     uint64_t cap, count; /* table capacity (power of two), entries */
+    int contiguous;      /* contiguous mode (see Notes) */
+    uint64_t shift;      /* contiguous mode: frame = (vpn + shift) mod nframes */
     gx_rng rng;
 };
 
@@ -120,9 +133,10 @@ static void grow(gx_placement *pl)
     free(ov);
 }
 
-static uint64_t new_frame(gx_placement *pl)
+static uint64_t new_frame(gx_placement *pl, uint64_t vpn)
 {
-    uint64_t f = gx_rng_below(&pl->rng, pl->nframes);
+    uint64_t f = pl->contiguous ? (vpn % pl->nframes + pl->shift) % pl->nframes
+                                : gx_rng_below(&pl->rng, pl->nframes);
     if (pl->used_frames >= pl->nframes)
         return f; /* physical space exhausted: reuse (documented) */
     while (pl->used[f / 64] >> (f % 64) & 1u)
@@ -142,11 +156,20 @@ uint64_t gx_placement_translate(gx_placement *pl, uint64_t va)
             return (pl->vals[i] << pl->page_shift) | off;
         i = (i + 1) & (pl->cap - 1);
     }
-    uint64_t f = new_frame(pl);
+    uint64_t f = new_frame(pl, vpn);
     if ((pl->count + 1) * 2 > pl->cap)
         grow(pl);
     put(pl, vpn, f);
     return (f << pl->page_shift) | off;
+}
+
+/* Contiguous mode: the start of the frames, below nframes / 2 (see Notes);
+ * the default mode draws nothing. */
+static void draw_shift(gx_placement *pl)
+{
+    pl->shift = 0;
+    if (pl->contiguous)
+        pl->shift = gx_rng_below(&pl->rng, pl->nframes / 2 ? pl->nframes / 2 : 1);
 }
 
 void gx_placement_reset(gx_placement *pl, uint64_t seed)
@@ -157,6 +180,13 @@ void gx_placement_reset(gx_placement *pl, uint64_t seed)
     memset(pl->used, 0, (size_t)((pl->nframes + 63) / 64) * sizeof *pl->used);
     pl->used_frames = 0;
     gx_rng_seed(&pl->rng, seed);
+    draw_shift(pl);
+}
+
+void gx_placement_set_contiguous(gx_placement *pl, int on)
+{
+    pl->contiguous = on ? 1 : 0;
+    draw_shift(pl);
 }
 
 void gx_placement_usage(const gx_placement *pl, uint64_t *pages, uint64_t *frames)

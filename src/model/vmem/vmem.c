@@ -2,7 +2,8 @@
  * the host-side translation caches in front of it.
  *
  * Models: VA -> PA through gx_placement (a seeded random frame per
- * frame_bytes of VA, on first touch).
+ * frame_bytes of VA, on first touch; or consecutive frames for consecutive
+ * pages, cfg->contiguous_frames).
  *
  * Notes:
  * - Two host caches, neither changes a result (placement decides, they
@@ -31,6 +32,8 @@ int gx_vmem_new(const gx_vmem_cfg *cfg, gx_vmem **out, gx_msg *msg)
         free(vm);
         return rc;
     }
+    if (cfg->contiguous_frames)
+        gx_placement_set_contiguous(vm->pl, 1);
     vm->frame_bytes = cfg->frame_bytes;
     vm->frame_shift = (uint64_t)__builtin_ctzll(cfg->frame_bytes);
     if (cfg->tlb && cfg->tlb->present &&

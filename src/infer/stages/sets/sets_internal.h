@@ -150,6 +150,12 @@ int sets_discriminate_table(sets_ctx *s, uint64_t (*alts)[SETS_MAX_N], int na, i
 int sets_slice_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset);
 int sets_table_page_sweep(sets_ctx *s);
 
+/* ---- sets_capacity.c ---- */
+/* The last fallback: sets per slice from one slice's capacity (contention,
+ * chases), when the profile has none yet; rc is the stage's result so far,
+ * returned unless the fallback establishes the count (then GX_OK). */
+int sets_capacity(sets_ctx *s, int rc);
+
 /* ---- sets_lift.c ---- */
 int sets_coset_evset(sets_ctx *s, uint64_t tt, uint64_t *set, uint32_t *nset);
 int sets_lift_checked(sets_ctx *s, const mod_fit *full, const uint64_t *pm, int n, uint32_t m,

@@ -64,6 +64,9 @@
  *   of only some sets of a slice): the sets counted over the arena's pages
  *   (sets_pages.c) replace one page's class count when the census is
  *   complete; no masks then.
+ * - Still no count (last): one slice's capacity (sets_capacity.c): its
+ *   lines gathered by contention over the work area's first pages, chased
+ *   in prefixes; the knee / the per-set reach, when sharp and agreeing.
  *
  * Notes: needs stage 4's eviction sets (same arena) and stage 5's slice hash.
  * Costs: one probe pass over 2^dim K points (linear); m probe passes over
@@ -74,7 +77,8 @@
  * masks, table-hash votes), sets_modulo.c (classes of Q, value-bit fits),
  * sets_frames.c (candidate functions, discrimination, page sweeps),
  * sets_lift.c (slice directions, lifts), sets_verify.c (verification, the
- * rows), sets_pages.c (the census over pages), sets_stage.c (this file: the linear and modulo paths, the stage);
+ * rows), sets_pages.c (the census over pages), sets_capacity.c (one
+ * slice's capacity), sets_stage.c (this file: the linear and modulo paths, the stage);
  * sets_internal.h what they share. */
 #include <math.h>
 #include <stdio.h>
@@ -515,6 +519,7 @@ int gx_stage_sets(gx_infer *ctx)
     }
     if (ct)
         rc = cross_page_count(&s, ct, nct, rc);
+    rc = sets_capacity(&s, rc);
     infer_progress(ctx, "sets: %u per slice (%llu probe calls)", ctx->sets.sets_per_slice,
                    (unsigned long long)s.probes);
     free(ct);
