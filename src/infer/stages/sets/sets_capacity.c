@@ -41,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/stats.h"
+
 #include "../../slice/slice_contend.h"
 #include "sets_internal.h"
 
@@ -109,7 +111,9 @@ static int gather(setscap *c, size_t want, gx_msg *m)
     int rc = p && buf && cls && c->lines ? GX_OK : gx_fail(m, GX_ENOMEM, "out of memory");
     double base[2] = {0, 0};
     gx_contend_req q = {0, 0, &zero, 1, SETSCAP_REPS, 0};
-    for (int i = 0; rc == GX_OK && i < 2; i++, c->launches++)
+    gx_target_stats t0, t1;
+    gx_target_get_stats(ctx->t, &t0);
+    for (int i = 0; rc == GX_OK && i < 2; i++)
         rc = gx_target_contend(ctx->t, &q, &base[i], m);
     p->classes = 1;
     p->first_base[0] = fmin(base[0], base[1]);
@@ -117,12 +121,13 @@ static int gather(setscap *c, size_t want, gx_msg *m)
         size_t none = 0, twice = 0;
         sc_page_lines(pg * page, ctx->line.line_bytes, nl, buf);
         rc = sc_join_lines(ctx->t, &o, p, buf, nl, cls, &none, &twice, m);
-        c->launches += 4; /* two baselines, two hammered (slice_contend.h) */
         c->pages++;
         for (size_t i = 0; rc == GX_OK && i < nl; i++)
             if (cls[i] == 0)
                 c->lines[c->n++] = buf[i];
     }
+    gx_target_get_stats(ctx->t, &t1);
+    c->launches = (uint32_t)(t1.calls - t0.calls);
     free(p);
     free(buf);
     free(cls);
@@ -137,24 +142,11 @@ static int chase(setscap *c, size_t n, double *mean)
     return infer_chase(c->ctx, c->chain, n, SETSCAP_ROUNDS, SETSCAP_ROUNDS, 0, 0, mean);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The flat points' plateau (median) and spread (MAD x 1.4826). */
 static void flat_stats(setscap *c, const double *v, size_t n)
 {
-    double s[SETSCAP_STEPS * 2], d[SETSCAP_STEPS * 2];
-    memcpy(s, v, n * sizeof *v);
-    qsort(s, n, sizeof *s, cmp_dbl);
-    double med = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    for (size_t i = 0; i < n; i++)
-        d[i] = fabs(s[i] - med);
-    qsort(d, n, sizeof *d, cmp_dbl);
-    c->plateau = med;
-    c->spread = 1.4826 * (n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]));
+    c->plateau = gx_median(v, n);
+    c->spread = 1.4826 * gx_mad(v, n);
 }
 
 /* The scan (see Method): *flat the last flat N, *full the first N at the
