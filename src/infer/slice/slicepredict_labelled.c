@@ -12,23 +12,33 @@
 
 #include "slicepredict_internal.h"
 
-/* A labeller's labels: unsure = the lines it gave no class; the classes
- * known grow with the largest label seen. */
+/* The classes known grow with the largest label of labels[0..n). */
+static int note_labels(gx_slicepred *sp, const int *labels, size_t n)
+{
+    uint32_t need = sp->n_labels;
+    for (size_t i = 0; i < n; i++)
+        if (labels[i] >= 0 && (uint32_t)labels[i] >= need)
+            need = (uint32_t)labels[i] + 1;
+    if (need == sp->n_labels)
+        return GX_OK;
+    sp->n_labels = need;
+    return sp_ensure_ext(sp, need) == GX_OK ? GX_OK
+                                            : gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+}
+
+/* A labeller's labels: unsure = the lines it gave no class. */
 static int labelled(gx_slicepred *sp, const uint64_t *offs, size_t n, int *labels,
                     size_t *unsure)
 {
     int rc = sp->label_fn(sp->label_user, offs, n, labels, sp->msg);
     size_t u = 0;
-    for (size_t i = 0; rc == GX_OK && i < n; i++) {
+    for (size_t i = 0; rc == GX_OK && i < n; i++)
         if (labels[i] < 0) {
             labels[i] = -1;
             u++;
-        } else if ((uint32_t)labels[i] >= sp->n_labels) {
-            sp->n_labels = (uint32_t)labels[i] + 1;
         }
-    }
-    if (rc == GX_OK && sp_ensure_ext(sp, sp->n_labels) != GX_OK)
-        rc = gx_fail(sp->msg, GX_ENOMEM, "slices: out of memory");
+    if (rc == GX_OK)
+        rc = note_labels(sp, labels, n);
     if (unsure)
         *unsure = rc == GX_OK ? u : 0;
     return rc;
@@ -110,19 +120,16 @@ int gx_slicepred_identify_labelled(gx_slicepred *sp, uint64_t page_base, const u
     if (page_base % sp->o.page_bytes)
         return gx_fail(msg, GX_EINVAL, "slices: page base 0x%llx is not page aligned",
                        (unsigned long long)page_base);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (offs[i] < page_base || offs[i] - page_base >= sp->o.page_bytes)
             return gx_fail(msg, GX_EINVAL, "slices: line 0x%llx outside the page at 0x%llx",
                            (unsigned long long)offs[i], (unsigned long long)page_base);
-        if (labels[i] >= 0 && (uint32_t)labels[i] >= sp->n_labels) {
-            sp->n_labels = (uint32_t)labels[i] + 1;
-            if (sp_ensure_ext(sp, sp->n_labels) != GX_OK)
-                return gx_fail(msg, GX_ENOMEM, "slices: out of memory");
-        }
-    }
+    int rc = note_labels(sp, labels, n);
+    if (rc != GX_OK)
+        return rc;
     sp_given g = {offs, labels, n, 0};
     int before = sp->n_comp;
-    int rc = sp_identify(sp, page_base, (uint32_t)n, allow_learn, &g, pg);
+    rc = sp_identify(sp, page_base, (uint32_t)n, allow_learn, &g, pg);
     if (rc == GX_OK) {
         if (sp->n_comp > before)
             g.next = 0; /* a new component: every given line checks it (its cube built it) */
