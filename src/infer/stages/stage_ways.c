@@ -92,6 +92,22 @@ int gx_ways_arena_prepare(gx_infer *ctx)
  * associativity when every other set is larger. */
 #define WAYS_MIN_SUPPORT 3
 
+/* The tail of failed targets. A reduction that settles costs
+ * W log2 N + 4W tests at the trial length of the last success; a target
+ * that does not settle restarts with 2x warm and 1.5x passes rounds a trial
+ * (evset.c), 3x then 9x the cost, up to 4 attempts: an H200's 3 failed
+ * targets cost 42 G accesses, 150 times its 4 good sets' 0.27 G (dev30 run
+ * 3, 83 s). A set's cost also follows the pool prefix its reduction
+ * needs (an H200's 5373-26088 lines, 4.9x; a sim card's 53-179 for sets 1
+ * and 2). A target may cost WAYS_TARGET_BUDGET_SETS times the costliest
+ * set found so far: 4x for that spread, times 4 for one restart at 3x (the
+ * 9x one does not fit; the first target has no budget: nothing to measure
+ * it by), a failure's tail cut from ~200 sets' cost to 16; and after
+ * WAYS_MAX_OVER_BUDGET targets given up at that budget the stage decides
+ * with the sets it has (at least WAYS_MIN_SUPPORT; the vote's rule). */
+#define WAYS_TARGET_BUDGET_SETS 16u
+#define WAYS_MAX_OVER_BUDGET 2
+
 /* The majority value of v[0..n) and how many agree. */
 static uint32_t majority(const uint32_t *v, int n, int *agree)
 {
@@ -186,6 +202,9 @@ typedef struct ways_run {
     uint64_t guided_pages, guided_accesses;
     uint32_t guided_classes;
     int guided_labelled;      /* the pools' classes from the contention labels */
+    uint64_t max_set_accesses; /* the costliest reduction that gave a set */
+    int over_budget;          /* targets given up at their budget (WAYS_TARGET_BUDGET_SETS) */
+    int stopped;              /* no more targets after WAYS_MAX_OVER_BUDGET of them */
     uint64_t max_pool;
 } ways_run;
 
@@ -304,7 +323,7 @@ static int translated_set(gx_infer *ctx, gx_evx *ev, const gx_evset *base, uint3
 static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, double conf,
                    int in_profile, const gx_evx *ev)
 {
-    char v[128], m[192];
+    char v[128], m[256];
     uint64_t worst = 0, bar = 0;
     for (int i = 0; i < run->n; i++)
         if (run->w[i] == w && run->tests[i] > worst) {
@@ -312,10 +331,15 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
             bar = run->bar[i];
         }
     snprintf(v, sizeof v, "%u", w);
+    char budget[96] = "";
+    if (run->over_budget)
+        snprintf(budget, sizeof budget, ", %d at the budget of %ux the costliest set%s",
+                 run->over_budget, WAYS_TARGET_BUDGET_SETS,
+                 run->stopped ? ": decided on the sets found" : "");
     snprintf(m, sizeof m,
-             "minimal eviction sets, %d of %d agree (%d by translation, %d failed, %d "
+             "minimal eviction sets, %d of %d agree (%d by translation, %d failed%s, %d "
              "re-minimised)%s",
-             agree, run->n, run->translated, run->failed, run->reminimised,
+             agree, run->n, run->translated, run->failed, budget, run->reminimised,
              run->guided ? (run->guided_labelled ? "; slice-guided pools (contention labels)"
                                                  : "; slice-guided pools")
                          : "");
@@ -338,6 +362,7 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
     }
     infer_data_set(ctx, "ways", "failed", json_integer(run->failed));
     infer_data_set(ctx, "ways", "translated", json_integer(run->translated));
+    infer_data_set(ctx, "ways", "over_budget", json_integer(run->over_budget));
     snprintf(v, sizeof v, "%llu (bar %llu)", (unsigned long long)worst,
              (unsigned long long)bar);
     snprintf(m, sizeof m, "worst set; pools up to %llu lines, %u warm + %u passes per trial",
@@ -435,7 +460,22 @@ int gx_stage_ways(gx_infer *ctx)
         int translated_before = run.translated;
         uint64_t xor = 0;
         uint32_t warm = ev.warm, passes = ev.passes;
+        ev.budget_accesses = WAYS_TARGET_BUDGET_SETS * run.max_set_accesses;
         rc = next_set(ctx, &ev, &run, &g, npages, pool, &res, &n_pool, &xor);
+        if (rc == GX_EUNSURE && res.over_budget) {
+            run.over_budget++;
+            infer_progress(ctx, "ways: target %d given up at its budget (%llu accesses)", t + 1,
+                           (unsigned long long)res.accesses);
+        }
+        if (rc == GX_EUNSURE && run.over_budget >= WAYS_MAX_OVER_BUDGET &&
+            run.n >= WAYS_MIN_SUPPORT) {
+            /* the tail is bounded: decide with the sets found */
+            run.failed++;
+            run.stopped = 1;
+            snprintf(keep.text, sizeof keep.text, "%s", ctx->msg->text);
+            rc = GX_OK;
+            break;
+        }
         if (rc == GX_EUNSURE) {
             /* a target that failed even with longer trials says nothing for
              * them: the next one starts where the last success stood (an
@@ -460,6 +500,8 @@ int gx_stage_ways(gx_infer *ctx)
         run.tests[run.n] = res.tests;
         run.bar[run.n] = (uint64_t)res.n * (uint64_t)gx_log2_ceil_u64(n_pool) + 4ull * res.n;
         run.used[run.n] = res.pool_used;
+        if (res.accesses > run.max_set_accesses)
+            run.max_set_accesses = res.accesses;
         if (n_pool > run.max_pool)
             run.max_pool = n_pool;
         run.n++;
