@@ -15,7 +15,13 @@
  *   predictor is learned (slicepredict.h), a sample of 4 x capacity / page
  *   pages is identified (at most 1% of each page's lines measured), and each
  *   pool is every line of those pages predicted in the target's slice class
- *   (density ~1/sets, independent of the bits above the page).
+ *   (density ~1/sets, independent of the bits above the page). When the
+ *   slices stage learnt the hash from contention labels, its labelled
+ *   predictor serves (its classes are slices, the fingerprints' may merge
+ *   several): ways_pools.c.
+ * - A failed target's cost is bounded (WAYS_TARGET_BUDGET_SETS); after
+ *   WAYS_MAX_OVER_BUDGET targets given up at it the stage votes on the sets
+ *   it has, and the l2.ways method text says so.
  * - Reduction and verification: evset.c (ordered-prefix binary search with
  *   voted eviction tests, then a pigeonhole overflow test that minimises
  *   and verifies the set: target + set overflows, no proper subset does).

@@ -8,7 +8,11 @@
  *   the observable bits (line bits .. page bits) and a table when the
  *   classes are not linear in them; other pages are identified as the
  *   reference page's table under an XOR constant (or learned as a new
- *   component); held-out lines of every page check the result.
+ *   component); held-out lines of every page check the result. A failed
+ *   check retries at twice the samples, except when the reference page's
+ *   classes are merged and the target has the contention probe: then
+ *   contention decides (below) and the first attempt stands (learnt again
+ *   with its retries should contention not establish the hash).
  * - Partitions, in this order:
  *   1. home visible (near-far, each line in one partition): from every SM
  *      the class centers split into near (fast) and far (slow) groups; the
