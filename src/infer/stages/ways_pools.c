@@ -322,9 +322,11 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
     int cls = gx_slicepred_predict(sp, &tp, es->target);
     uint8_t *covered = calloc(npages, 1);
     uint64_t *order = malloc(npages * sizeof *order);
-    size_t chunk = labelled ? (size_t)n_new * GROW_LABEL_FACTOR : 1;
-    if (chunk < (labelled ? GROW_LABEL_MIN : 1))
-        chunk = GROW_LABEL_MIN;
+    size_t chunk = 1; /* pages a call identifies */
+    if (labelled)
+        chunk = (size_t)n_new * GROW_LABEL_FACTOR > GROW_LABEL_MIN
+                    ? (size_t)n_new * GROW_LABEL_FACTOR
+                    : GROW_LABEL_MIN;
     uint64_t *bases = malloc(chunk * sizeof *bases);
     gx_slicepred_page *pgs = malloc(chunk * sizeof *pgs);
     if (!covered || !order || !bases || !pgs) {
