@@ -152,6 +152,25 @@ static void test_seed_cost_bar(void **state)
             fail_msg("set %d: %llu tests > bar %llu", s, (unsigned long long)res.tests,
                      (unsigned long long)bar);
     }
+    /* a reduction over its budget gives up, unsure, within about one step of it;
+     * with the budget of a found set it is found again */
+    {
+        uint64_t off = 4242 * 128;
+        size_t n = 0;
+        for (size_t p = 1; p < npages; p++)
+            pool[n++] = p * page + off;
+        gx_evx_result full, cut;
+        assert_int_equal(gx_evx_find(&ev, off, pool, n, &full), GX_OK);
+        assert_false(full.over_budget);
+        ev.budget_accesses = full.accesses / 8;
+        assert_int_equal(gx_evx_find(&ev, off, pool, n, &cut), GX_EUNSURE);
+        assert_true(cut.over_budget);
+        assert_true(cut.accesses < full.accesses);
+        ev.budget_accesses = 16 * full.accesses;
+        assert_int_equal(gx_evx_find(&ev, off, pool, n, &cut), GX_OK);
+        assert_int_equal(cut.n, 16);
+        ev.budget_accesses = 0;
+    }
     /* an empty pool is refused, a pool without congruent lines is unsure */
     gx_evx_result res;
     assert_int_equal(gx_evx_find(&ev, 0, pool, 0, &res), GX_EINVAL);

@@ -64,6 +64,12 @@ typedef struct gx_slicepred_opts {
     uint32_t verify_lines;     /* held-out lines checked per learned page; 0: 16 */
     double timer_noise_cycles; /* hint (0: measured) */
     uint64_t seed;
+    /* Asked after a learning attempt whose held-out lines disagree, before
+     * the retry at twice the samples (NULL: always retry): nonzero keeps
+     * this attempt's predictor, errors and all (the caller has another way
+     * to decide the classes: the slices stage's contention labels). */
+    int (*settled)(void *user, const gx_slicepred *sp);
+    void *settled_user;
 } gx_slicepred_opts;
 
 void gx_slicepred_opts_default(gx_slicepred_opts *o);
@@ -155,6 +161,26 @@ int gx_slicepred_learn_labelled(gx_target *t, const gx_slicepred_opts *opts,
 int gx_slicepred_identify_labelled(gx_slicepred *sp, uint64_t page_base, const uint64_t *offs,
                                    const int *labels, size_t n, int allow_learn,
                                    gx_slicepred_page *pg, gx_msg *msg);
+
+/* Identify the n pages at bases[] (page aligned) with a labelled predictor
+ * in ONE labeller call: `lines` random lines of each page labelled, each
+ * page identified from them (no component learnt: a page of a component
+ * not seen stays unidentified, component -1, as one whose left-over lines
+ * disagree with its identification). The cost of identifying a page one
+ * labeller call at a time (gx_slicepred_identify: 4 lines a call) is paid
+ * once for all of them. *identified = pages identified. */
+int gx_slicepred_identify_pages(gx_slicepred *sp, const uint64_t *bases, size_t n,
+                                uint32_t lines, gx_slicepred_page *pgs, uint32_t *identified,
+                                gx_msg *msg);
+
+/* 1 when sp learnt from a labeller (gx_slicepred_learn_labelled). */
+int gx_slicepred_is_labelled(const gx_slicepred *sp);
+
+/* Hand the labeller's state (the `user` of gx_slicepred_learn_labelled) to
+ * sp: gx_slicepred_free frees it with free_fn, so a labelled predictor can
+ * outlive the caller that learnt it (the slices stage's, for the ways
+ * stage). */
+void gx_slicepred_own_labeller(gx_slicepred *sp, void (*free_fn)(void *));
 
 /* The arena offsets of the cube of the page at page_base (the lines a new
  * component is learnt from), at most cap of them written; returns their

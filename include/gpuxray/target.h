@@ -182,6 +182,8 @@ typedef struct gx_contend_req {
 } gx_contend_req;
 /* cycles: n_probes values. GX_EUNSUPPORTED when the target has no such probe. */
 int gx_target_contend(gx_target *t, const gx_contend_req *req, double *cycles, gx_msg *msg);
+/* 1 when the target has the contention probe (gx_target_contend). */
+int gx_target_has_contend(const gx_target *t);
 
 void gx_target_get_stats(const gx_target *t, gx_target_stats *s);
 

@@ -118,6 +118,11 @@ typedef struct gx_slices_result {
                                 why the ways stage's arena is allocated before this stage) */
     struct gx_slicepred *pred; /* the slice predictor (owned), or NULL; the ways stage's
                                   guided pools and the sets stage identify pages with it */
+    struct gx_slicepred *lpred; /* the predictor learnt from contention labels (owned, with its
+                                   labeller), or NULL: kept when the hash came from them (the
+                                   fingerprints merge slices); the ways stage's guided pools
+                                   prefer it, on the arena of generation lpred_generation */
+    uint32_t lpred_generation;
 } gx_slices_result;
 
 /* A minimal eviction set (ways stage). */
@@ -141,6 +146,8 @@ typedef struct gx_ways_result {
     gx_evset evsets[GX_INFER_MAX_EVSETS];
     uint32_t evsets_generation; /* gx_arena_state.generation the sets' offsets belong to:
                                    they are valid while it is the current one */
+    struct gx_slicepred *pool_pred; /* the predictor whose slice classes the sets' pools hold
+                                       (ctx->slices.pred or .lpred, not owned), NULL: none */
 } gx_ways_result;
 
 /* Sets stage (stages/sets/): the set index. Kept for the pipeline's end

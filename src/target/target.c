@@ -288,6 +288,11 @@ int gx_target_xchase(gx_target *t, const gx_xchase_req *req, double *cycles, gx_
     return rc;
 }
 
+int gx_target_has_contend(const gx_target *t)
+{
+    return t && t->ops->contend != NULL;
+}
+
 int gx_target_contend(gx_target *t, const gx_contend_req *req, double *cycles, gx_msg *msg)
 {
     int rc;

@@ -239,6 +239,8 @@ static void free_ctx(gx_infer *ctx)
     gx_hash_clear(&ctx->sets.hash);
     gx_slicepred_free(ctx->slices.pred);
     ctx->slices.pred = NULL;
+    gx_slicepred_free(ctx->slices.lpred);
+    ctx->slices.lpred = NULL;
 }
 
 static void record_stage(gx_report *rep, const char *name, int status, const char *note,

@@ -433,7 +433,22 @@ typedef struct find_state {
     uint64_t f[GX_EVX_MAX_WAYS + 1]; /* congruent lines found (F) */
     double fref[GX_EVX_MAX_WAYS + 1]; /* their hit latencies */
     size_t nf;
+    uint64_t accesses0; /* the target's access count when the reduction began */
 } find_state;
+
+static uint64_t target_accesses(const gx_evx *ev)
+{
+    gx_target_stats st;
+    gx_target_get_stats(ev->ctx->t, &st);
+    return st.accesses;
+}
+
+/* The reduction has cost its budget (ev->budget_accesses). */
+static int over_budget(const find_state *s)
+{
+    return s->ev->budget_accesses &&
+           target_accesses(s->ev) - s->accesses0 >= s->ev->budget_accesses;
+}
 
 /* Does F + pool[0..k) evict the target? */
 static int test_prefix(find_state *s, size_t k, int *evicts)
@@ -551,7 +566,7 @@ static int find_once(find_state *s, gx_evx_result *res, int *status)
     size_t his[GX_EVX_MAX_WAYS + 1];
     int contradictions = 0;
     for (;;) {
-        if (s->nf >= GX_EVX_MAX_WAYS) {
+        if (s->nf >= GX_EVX_MAX_WAYS || over_budget(s)) {
             *status = FIND_RETRY;
             return GX_OK;
         }
@@ -622,6 +637,7 @@ int gx_evx_find(gx_evx *ev, uint64_t target, const uint64_t *pool, size_t n_pool
     s->target = target;
     s->pool = pool;
     s->n_pool = n_pool;
+    s->accesses0 = target_accesses(ev);
     int rc = gx_evx_hit_latency(ev, target, 5, &s->hit);
     res->target_hit = s->hit;
     int status = FIND_RETRY;
@@ -629,7 +645,8 @@ int gx_evx_find(gx_evx *ev, uint64_t target, const uint64_t *pool, size_t n_pool
         rc = find_once(s, res, &status);
         if (rc != GX_OK || status == FIND_OK)
             break;
-        if (status == FIND_NO_POOL && a > 0)
+        res->over_budget = over_budget(s);
+        if ((status == FIND_NO_POOL && a > 0) || res->over_budget)
             break;
         /* Escalate: more rounds per trial (randomized policies). */
         res->restarts++;
@@ -639,10 +656,16 @@ int gx_evx_find(gx_evx *ev, uint64_t target, const uint64_t *pool, size_t n_pool
     }
     res->tests = ev->tests - t0;
     res->trials = ev->trials - r0;
+    res->accesses = target_accesses(ev) - s->accesses0;
     free(s);
     if (rc != GX_OK)
         return rc;
     res->no_pool = status == FIND_NO_POOL;
+    if (status != FIND_OK && res->over_budget)
+        return gx_fail(ev->ctx->msg, GX_EUNSURE,
+                       "evset: no minimal eviction set for line 0x%llx within its budget of %llu "
+                       "accesses",
+                       (unsigned long long)target, (unsigned long long)ev->budget_accesses);
     if (status == FIND_NO_POOL)
         return gx_fail(ev->ctx->msg, GX_EUNSURE,
                        "evset: %zu candidate lines do not evict line 0x%llx", n_pool,

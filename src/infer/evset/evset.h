@@ -58,6 +58,8 @@ typedef struct gx_evx {
     uint64_t trials;  /* single measurements behind them */
     uint32_t max_clean_round; /* slowest convergence seen by an overflow test */
     uint32_t bumps;   /* times warm/passes grew (mixed answers, contradictions) */
+    uint64_t budget_accesses; /* a reduction (gx_evx_find) gives up once it has cost this
+                                 many target accesses (checked between its steps); 0: none */
     gx_seq_op *ops;
     size_t ops_cap;
     double *cyc;
@@ -80,6 +82,8 @@ typedef struct gx_evx_result {
     uint32_t restarts;
     int verified;       /* overflow with the target, every single removal fits */
     int no_pool;        /* GX_EUNSURE because the whole pool did not evict the target */
+    int over_budget;    /* GX_EUNSURE because the reduction reached ev->budget_accesses */
+    uint64_t accesses;  /* target accesses the reduction cost */
 } gx_evx_result;
 
 /* Set up (ev->gap from ctx, measured when the levels stage did not). */

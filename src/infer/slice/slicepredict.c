@@ -46,6 +46,8 @@ void gx_slicepred_free(gx_slicepred *sp)
     free(sp->ext);
     free(sp->st);
     free(sp->st_lab);
+    if (sp->label_free)
+        sp->label_free(sp->label_user);
     free(sp);
 }
 
@@ -220,6 +222,9 @@ int gx_slicepred_learn(gx_target *t, const gx_slicepred_opts *opts, gx_slicepred
                               ? (double)sp->sum.verify_errors / (double)sp->sum.verified
                               : NAN;
             if (rc == GX_OK && isfinite(rate) && isfinite(prev_rate) && rate > 0.5 * prev_rate)
+                break;
+            /* the caller decides the classes another way: no retry */
+            if (rc == GX_OK && sp->o.settled && sp->o.settled(sp->o.settled_user, sp))
                 break;
             prev_rate = rate;
             if (attempt + 1 < SP_ATTEMPTS)

@@ -51,6 +51,7 @@ struct gx_slicepred {
     gx_slicepred_labeller label_fn; /* labelled learning: the labels' source (NULL:
                                        fingerprints) */
     void *label_user;
+    void (*label_free)(void *); /* frees label_user with the predictor (NULL: the caller's) */
     uint32_t n_labels;      /* labelled learning: 1 + the largest label seen */
     gx_slicepred_summary sum;
 };

@@ -149,3 +149,64 @@ size_t gx_slicepred_cube_lines(const gx_slicepred *sp, uint64_t page_base, uint6
         offs[y] = page_base + ssolve_cube_offset(&sp->hs, y);
     return n;
 }
+
+int gx_slicepred_is_labelled(const gx_slicepred *sp)
+{
+    return sp && sp->label_fn != NULL;
+}
+
+void gx_slicepred_own_labeller(gx_slicepred *sp, void (*free_fn)(void *))
+{
+    sp->label_free = free_fn;
+}
+
+/* Page j of a batch: identified from its given lines; a page whose
+ * left-over lines disagree (a chance identification) stays unidentified. */
+static int identify_one(gx_slicepred *sp, uint64_t base, const uint64_t *offs,
+                        const int *labels, uint32_t lines, gx_slicepred_page *pg, gx_msg *msg)
+{
+    uint64_t errs = sp->sum.verify_errors;
+    int rc = gx_slicepred_identify_labelled(sp, base, offs, labels, lines, 0, pg, msg);
+    if (rc == GX_EUNSURE || (rc == GX_OK && sp->sum.verify_errors != errs)) {
+        pg->base = base;
+        pg->component = -1;
+        return GX_OK;
+    }
+    return rc;
+}
+
+int gx_slicepred_identify_pages(gx_slicepred *sp, const uint64_t *bases, size_t n,
+                                uint32_t lines, gx_slicepred_page *pgs, uint32_t *identified,
+                                gx_msg *msg)
+{
+    sp->msg = msg;
+    *identified = 0;
+    if (!sp->have_hash || !sp->label_fn)
+        return gx_fail(msg, GX_EINVAL, "slices: no labelled hash learned");
+    if (n == 0 || lines == 0)
+        return GX_OK;
+    uint64_t *offs = malloc(n * lines * sizeof *offs);
+    int *labs = malloc(n * lines * sizeof *labs);
+    if (!offs || !labs) {
+        free(offs);
+        free(labs);
+        return gx_fail(msg, GX_ENOMEM, "slices: out of memory");
+    }
+    int rc = GX_OK;
+    for (size_t j = 0; j < n && rc == GX_OK; j++) {
+        if (bases[j] % sp->o.page_bytes)
+            rc = gx_fail(msg, GX_EINVAL, "slices: page base 0x%llx is not page aligned",
+                         (unsigned long long)bases[j]);
+        for (uint32_t i = 0; i < lines; i++)
+            offs[j * lines + i] = sp_random_line(sp, bases[j]);
+    }
+    if (rc == GX_OK)
+        rc = labelled(sp, offs, n * lines, labs, NULL);
+    for (size_t j = 0; j < n && rc == GX_OK; j++) {
+        rc = identify_one(sp, bases[j], offs + j * lines, labs + j * lines, lines, &pgs[j], msg);
+        *identified += rc == GX_OK && pgs[j].component >= 0;
+    }
+    free(offs);
+    free(labs);
+    return rc;
+}

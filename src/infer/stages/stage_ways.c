@@ -15,7 +15,13 @@
  *   predictor is learned (slicepredict.h), a sample of 4 x capacity / page
  *   pages is identified (at most 1% of each page's lines measured), and each
  *   pool is every line of those pages predicted in the target's slice class
- *   (density ~1/sets, independent of the bits above the page).
+ *   (density ~1/sets, independent of the bits above the page). When the
+ *   slices stage learnt the hash from contention labels, its labelled
+ *   predictor serves (its classes are slices, the fingerprints' may merge
+ *   several): ways_pools.c.
+ * - A failed target's cost is bounded (WAYS_TARGET_BUDGET_SETS); after
+ *   WAYS_MAX_OVER_BUDGET targets given up at it the stage votes on the sets
+ *   it has, and the l2.ways method text says so.
  * - Reduction and verification: evset.c (ordered-prefix binary search with
  *   voted eviction tests, then a pigeonhole overflow test that minimises
  *   and verifies the set: target + set overflows, no proper subset does).
@@ -42,6 +48,7 @@
 #include <string.h>
 
 #include "../evset/evset.h"
+#include "ways_pools.h"
 #include "gpuxray/slicepredict.h"
 #include "../infer_util.h"
 #include "gpuxray/bits.h"
@@ -90,6 +97,22 @@ int gx_ways_arena_prepare(gx_infer *ctx)
  * least half of the sets (and at least WAYS_MIN_SUPPORT) agree on is the
  * associativity when every other set is larger. */
 #define WAYS_MIN_SUPPORT 3
+
+/* The tail of failed targets. A reduction that settles costs
+ * W log2 N + 4W tests at the trial length of the last success; a target
+ * that does not settle restarts with 2x warm and 1.5x passes rounds a trial
+ * (evset.c), 3x then 9x the cost, up to 4 attempts: an H200's 3 failed
+ * targets cost 42 G accesses, 150 times its 4 good sets' 0.27 G (dev30 run
+ * 3, 83 s). A set's cost also follows the pool prefix its reduction
+ * needs (an H200's 5373-26088 lines, 4.9x; a sim card's 53-179 for sets 1
+ * and 2). A target may cost WAYS_TARGET_BUDGET_SETS times the costliest
+ * set found so far: 4x for that spread, times 4 for one restart at 3x (the
+ * 9x one does not fit; the first target has no budget: nothing to measure
+ * it by), a failure's tail cut from ~200 sets' cost to 16; and after
+ * WAYS_MAX_OVER_BUDGET targets given up at that budget the stage decides
+ * with the sets it has (at least WAYS_MIN_SUPPORT; the vote's rule). */
+#define WAYS_TARGET_BUDGET_SETS 16u
+#define WAYS_MAX_OVER_BUDGET 2
 
 /* The majority value of v[0..n) and how many agree. */
 static uint32_t majority(const uint32_t *v, int n, int *agree)
@@ -141,6 +164,7 @@ static void clear_evsets(gx_infer *ctx)
         memset(&ctx->ways.evsets[i], 0, sizeof ctx->ways.evsets[i]);
     }
     ctx->ways.n_evsets = 0;
+    ctx->ways.pool_pred = NULL;
 }
 
 /* Keep a found set with (a copy of) the pool it came from: the policy stage
@@ -183,6 +207,10 @@ typedef struct ways_run {
     int guided_failed;        /* the slice predictor could not be learned */
     uint64_t guided_pages, guided_accesses;
     uint32_t guided_classes;
+    int guided_labelled;      /* the pools' classes from the contention labels */
+    uint64_t max_set_accesses; /* the costliest reduction that gave a set */
+    int over_budget;          /* targets given up at their budget (WAYS_TARGET_BUDGET_SETS) */
+    int stopped;              /* no more targets after WAYS_MAX_OVER_BUDGET of them */
     uint64_t max_pool;
 } ways_run;
 
@@ -266,252 +294,6 @@ static int one_set(gx_infer *ctx, gx_evx *ev, uint64_t npages, uint32_t line, ui
     return gx_evx_find(ev, pt * page + off, pool, n, res);
 }
 
-/* ---- slice-guided pools ------------------------------------------------------ */
-
-/* State of the slice-guided mode: a slice predictor (the slices stage's,
- * or learned here when that stage did not run), the pool pages (a random
- * sample of the arena) and their identification, cached across targets. */
-typedef struct guided {
-    gx_slicepred *sp;
-    int own_sp;                 /* sp learned here (freed here) */
-    uint64_t *pages;            /* page numbers of the pool pages */
-    gx_slicepred_page *id;      /* their identification (component -1: failed) */
-    uint32_t n_pages, n_ident;  /* pool pages, pages identified so far */
-    uint64_t *pool;
-    size_t pool_cap;
-    uint64_t learn_accesses;    /* what learning and identification cost */
-    uint32_t classes;
-} guided;
-
-static void guided_free(guided *g)
-{
-    if (g->sp && g->own_sp)
-        gx_slicepred_free(g->sp);
-    free(g->pages);
-    free(g->id);
-    free(g->pool);
-    memset(g, 0, sizeof *g);
-}
-
-/* Pages per pool: a level of capacity C holds W congruent lines per
- * C / page pages (whatever W and the slice and set counts), so
- * GUIDED_CAP_FACTOR x C / page pages hold about that many times W. */
-#define GUIDED_CAP_FACTOR 4u
-#define GUIDED_MIN_PAGES 8u
-
-static uint32_t guided_page_count(const gx_infer *ctx, uint64_t npages)
-{
-    uint64_t page = ctx->info->page_bytes;
-    uint64_t cap = infer_first_capacity(ctx);
-    uint64_t want = cap ? GUIDED_CAP_FACTOR * ((cap + page - 1) / page) + 4 : 64;
-    if (want < GUIDED_MIN_PAGES)
-        want = GUIDED_MIN_PAGES;
-    if (want > npages)
-        want = npages;
-    return (uint32_t)want;
-}
-
-static int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
-{
-    memset(g, 0, sizeof *g);
-    uint64_t page = ctx->info->page_bytes;
-    gx_target_stats a, b;
-    gx_target_get_stats(ctx->t, &a);
-    gx_slicepred_opts o;
-    gx_slicepred_opts_default(&o);
-    o.line_bytes = infer_line_bytes(ctx);
-    o.page_bytes = page;
-    o.region_offset = 0;
-    o.region_bytes = npages * page;
-    o.timer_noise_cycles = ctx->timer.have ? ctx->timer.noise : 0;
-    o.seed = gx_rng_next(&ctx->rng);
-    if (ctx->slices.pred) {
-        g->sp = ctx->slices.pred;
-    } else {
-        int rc = gx_slicepred_learn(ctx->t, &o, &g->sp, ctx->msg);
-        if (rc != GX_OK)
-            return rc;
-        g->own_sp = 1;
-    }
-    gx_slicepred_summary sum;
-    gx_slicepred_get_summary(g->sp, &sum);
-    g->classes = sum.classes;
-    g->n_pages = guided_page_count(ctx, npages);
-    g->pages = malloc(npages * sizeof *g->pages);
-    g->id = calloc(g->n_pages, sizeof *g->id);
-    if (!g->pages || !g->id)
-        return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
-    for (uint64_t p = 0; p < npages; p++)
-        g->pages[p] = p;
-    gx_rng_shuffle_u64(&ctx->rng, g->pages, npages);
-    gx_target_get_stats(ctx->t, &b);
-    g->learn_accesses = b.accesses - a.accesses;
-    return GX_OK;
-}
-
-/* Identify pool pages up to n (cached). A page that cannot be identified
- * within 1% of its lines is left out of the pools. */
-static int guided_identify(gx_infer *ctx, guided *g, uint32_t n)
-{
-    uint64_t page = ctx->info->page_bytes;
-    uint32_t line = infer_line_bytes(ctx);
-    uint32_t max_lines = (uint32_t)(page / line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
-    gx_target_stats a, b;
-    gx_target_get_stats(ctx->t, &a);
-    for (; g->n_ident < n && g->n_ident < g->n_pages; g->n_ident++) {
-        gx_slicepred_page *pg = &g->id[g->n_ident];
-        gx_msg m;
-        int rc = gx_slicepred_identify(g->sp, g->pages[g->n_ident] * page, max_lines, pg, &m);
-        if (rc == GX_EUNSURE) {
-            pg->component = -1;
-            continue;
-        }
-        if (rc != GX_OK)
-            return gx_fail(ctx->msg, rc, "ways: %s", m.text);
-    }
-    gx_target_get_stats(ctx->t, &b);
-    g->learn_accesses += b.accesses - a.accesses;
-    return GX_OK;
-}
-
-/* One target in a random pool page; its pool = every line of the pool
- * pages that the predictor puts in the target's slice class, in random
- * order. The density rises by the slice count over random lines, and it
- * does not depend on the hashes' bits above the page. */
-static int guided_set(gx_infer *ctx, gx_evx *ev, guided *g, uint32_t line, gx_evx_result *res,
-                      size_t *n_pool)
-{
-    uint64_t page = ctx->info->page_bytes;
-    uint64_t lpp = page / line;
-    int rc = guided_identify(ctx, g, g->n_pages);
-    if (rc != GX_OK)
-        return rc;
-    /* target: a line of an identified page, predicted in a known class */
-    uint32_t ti = 0;
-    uint64_t target = 0;
-    int cls = -1;
-    for (int tries = 0; tries < 64 && cls < 0; tries++) {
-        ti = (uint32_t)gx_rng_below(&ctx->rng, g->n_pages);
-        if (g->id[ti].component < 0)
-            continue;
-        target = g->pages[ti] * page + gx_rng_below(&ctx->rng, lpp) * line;
-        cls = gx_slicepred_predict(g->sp, &g->id[ti], target);
-    }
-    if (cls < 0)
-        return gx_fail(ctx->msg, GX_EUNSURE, "ways: no identified page for a guided pool");
-    size_t n = 0;
-    for (uint32_t i = 0; i < g->n_pages; i++) {
-        if (g->id[i].component < 0)
-            continue;
-        uint64_t base = g->pages[i] * page;
-        for (uint64_t l = 0; l < lpp; l++) {
-            uint64_t off = base + l * line;
-            if (off == target || gx_slicepred_predict(g->sp, &g->id[i], off) != cls)
-                continue;
-            if (n == g->pool_cap) {
-                size_t cap = g->pool_cap ? 2 * g->pool_cap : 4096;
-                uint64_t *np = realloc(g->pool, cap * sizeof *np);
-                if (!np)
-                    return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
-                g->pool = np;
-                g->pool_cap = cap;
-            }
-            g->pool[n++] = off;
-        }
-    }
-    if (n == 0)
-        return gx_fail(ctx->msg, GX_EUNSURE, "ways: empty guided pool");
-    gx_rng_shuffle_u64(&ctx->rng, g->pool, (uint64_t)n);
-    *n_pool = n;
-    return gx_evx_find(ev, target, g->pool, n, res);
-}
-
-/* Lines of one identified page predicted in class cls, appended to *pool. */
-static int append_class_lines(gx_infer *ctx, const gx_slicepred_page *pg, int cls, uint64_t skip,
-                              uint64_t **pool, size_t *n, size_t *cap)
-{
-    uint64_t page = ctx->info->page_bytes;
-    uint32_t line = infer_line_bytes(ctx);
-    for (uint64_t l = 0; l < page / line; l++) {
-        uint64_t off = pg->base + l * line;
-        if (off == skip || gx_slicepred_predict(ctx->slices.pred, pg, off) != cls)
-            continue;
-        if (*n == *cap) {
-            size_t c = *cap ? 2 * *cap : 4096;
-            uint64_t *np = realloc(*pool, c * sizeof *np);
-            if (!np)
-                return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
-            *pool = np;
-            *cap = c;
-        }
-        (*pool)[(*n)++] = off;
-    }
-    return GX_OK;
-}
-
-int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added)
-{
-    *added = 0;
-    uint64_t page = ctx->info->page_bytes;
-    uint32_t line = infer_line_bytes(ctx);
-    uint64_t npages = page ? ctx->arena.work_bytes / page : 0;
-    if (!ctx->slices.pred || npages == 0 || page < line)
-        return gx_fail(ctx->msg, GX_EUNSURE, "ways: no slice predictor to grow a pool with");
-    uint32_t max_lines = (uint32_t)(page / line / 100); /* as guided_identify: 1% of a page */
-    if (max_lines < 16)
-        max_lines = 16;
-    gx_slicepred_page tp;
-    gx_msg m;
-    memset(&tp, 0, sizeof tp);
-    int rc = gx_slicepred_identify(ctx->slices.pred, es->target / page * page, max_lines, &tp, &m);
-    if (rc != GX_OK)
-        return gx_fail(ctx->msg, rc, "ways: the target's page: %s", m.text);
-    int cls = gx_slicepred_predict(ctx->slices.pred, &tp, es->target);
-    uint8_t *covered = calloc(npages, 1);
-    uint64_t *order = malloc(npages * sizeof *order);
-    if (!covered || !order) {
-        free(covered);
-        free(order);
-        return gx_fail(ctx->msg, GX_ENOMEM, "ways: out of memory");
-    }
-    /* pages whose predicted lines the pool holds already (none for a
-     * same-offset pool: those held one line of every page) */
-    for (size_t i = 0; i < es->n_pool; i++)
-        if (es->pool[i] / page < npages)
-            covered[es->pool[i] / page] = 1;
-    size_t n = 0;
-    for (uint64_t p = 0; p < npages; p++)
-        if (!covered[p])
-            order[n++] = p;
-    gx_rng_shuffle_u64(&ctx->rng, order, (uint64_t)n);
-    size_t np = es->n_pool, cap = es->n_pool;
-    uint32_t got = 0;
-    for (size_t i = 0; rc == GX_OK && i < n && got < n_new && cls >= 0; i++) {
-        gx_slicepred_page pg;
-        memset(&pg, 0, sizeof pg);
-        int irc = gx_slicepred_identify(ctx->slices.pred, order[i] * page, max_lines, &pg, &m);
-        if (irc == GX_EUNSURE)
-            continue; /* left out, as in the guided pools */
-        if (irc != GX_OK) {
-            rc = gx_fail(ctx->msg, irc, "ways: %s", m.text);
-            break;
-        }
-        got++;
-        rc = append_class_lines(ctx, &pg, cls, es->target, &es->pool, &np, &cap);
-    }
-    free(covered);
-    free(order);
-    if (rc != GX_OK)
-        return rc;
-    if (cls < 0)
-        return gx_fail(ctx->msg, GX_EUNSURE, "ways: the target's slice class is unknown");
-    *added = np - es->n_pool;
-    es->n_pool = np;
-    return GX_OK;
-}
-
 /* Another set for free: XOR every offset of a found set (target and lines)
  * with the same in-page difference d. For XOR index functions, and for a
  * modulo whose page-above part is a per-page constant, the result is again
@@ -547,7 +329,7 @@ static int translated_set(gx_infer *ctx, gx_evx *ev, const gx_evset *base, uint3
 static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, double conf,
                    int in_profile, const gx_evx *ev)
 {
-    char v[128], m[192];
+    char v[128], m[256];
     uint64_t worst = 0, bar = 0;
     for (int i = 0; i < run->n; i++)
         if (run->w[i] == w && run->tests[i] > worst) {
@@ -555,11 +337,18 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
             bar = run->bar[i];
         }
     snprintf(v, sizeof v, "%u", w);
+    char budget[96] = "";
+    if (run->over_budget)
+        snprintf(budget, sizeof budget, ", %d at the budget of %ux the costliest set%s",
+                 run->over_budget, WAYS_TARGET_BUDGET_SETS,
+                 run->stopped ? ": decided on the sets found" : "");
     snprintf(m, sizeof m,
-             "minimal eviction sets, %d of %d agree (%d by translation, %d failed, %d "
+             "minimal eviction sets, %d of %d agree (%d by translation, %d failed%s, %d "
              "re-minimised)%s",
-             agree, run->n, run->translated, run->failed, run->reminimised,
-             run->guided ? "; slice-guided pools" : "");
+             agree, run->n, run->translated, run->failed, budget, run->reminimised,
+             run->guided ? (run->guided_labelled ? "; slice-guided pools (contention labels)"
+                                                 : "; slice-guided pools")
+                         : "");
     infer_report_row(ctx, "l2.ways", v, m, conf, in_profile);
     for (int i = 0; i < run->n; i++) /* report data: one trial per eviction set */
         infer_data_append(ctx, "ways", "trials",
@@ -579,6 +368,7 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
     }
     infer_data_set(ctx, "ways", "failed", json_integer(run->failed));
     infer_data_set(ctx, "ways", "translated", json_integer(run->translated));
+    infer_data_set(ctx, "ways", "over_budget", json_integer(run->over_budget));
     snprintf(v, sizeof v, "%llu (bar %llu)", (unsigned long long)worst,
              (unsigned long long)bar);
     snprintf(m, sizeof m, "worst set; pools up to %llu lines, %u warm + %u passes per trial",
@@ -589,7 +379,8 @@ static void report(gx_infer *ctx, const ways_run *run, uint32_t w, int agree, do
                  (unsigned long long)run->guided_pages);
         snprintf(m, sizeof m,
                  "same-offset pool did not evict: pools of lines predicted in the target's "
-                 "slice (%llu accesses to learn and identify)",
+                 "slice by %s (%llu accesses to learn and identify)",
+                 run->guided_labelled ? "contention labels" : "fingerprints",
                  (unsigned long long)run->guided_accesses);
         infer_report_row(ctx, "ways pool", v, m, NAN, 0);
     }
@@ -636,6 +427,7 @@ static int next_set(gx_infer *ctx, gx_evx *ev, ways_run *run, guided *g, uint64_
         }
         run->guided = 1;
         run->guided_classes = g->classes;
+        run->guided_labelled = g->labelled;
     }
     rc = guided_set(ctx, ev, g, line, res, n_pool);
     run->guided_pages = g->n_ident;
@@ -674,7 +466,22 @@ int gx_stage_ways(gx_infer *ctx)
         int translated_before = run.translated;
         uint64_t xor = 0;
         uint32_t warm = ev.warm, passes = ev.passes;
+        ev.budget_accesses = WAYS_TARGET_BUDGET_SETS * run.max_set_accesses;
         rc = next_set(ctx, &ev, &run, &g, npages, pool, &res, &n_pool, &xor);
+        if (rc == GX_EUNSURE && res.over_budget) {
+            run.over_budget++;
+            infer_progress(ctx, "ways: target %d given up at its budget (%llu accesses)", t + 1,
+                           (unsigned long long)res.accesses);
+        }
+        if (rc == GX_EUNSURE && run.over_budget >= WAYS_MAX_OVER_BUDGET &&
+            run.n >= WAYS_MIN_SUPPORT) {
+            /* the tail is bounded: decide with the sets found */
+            run.failed++;
+            run.stopped = 1;
+            snprintf(keep.text, sizeof keep.text, "%s", ctx->msg->text);
+            rc = GX_OK;
+            break;
+        }
         if (rc == GX_EUNSURE) {
             /* a target that failed even with longer trials says nothing for
              * them: the next one starts where the last success stood (an
@@ -699,6 +506,8 @@ int gx_stage_ways(gx_infer *ctx)
         run.tests[run.n] = res.tests;
         run.bar[run.n] = (uint64_t)res.n * (uint64_t)gx_log2_ceil_u64(n_pool) + 4ull * res.n;
         run.used[run.n] = res.pool_used;
+        if (res.accesses > run.max_set_accesses)
+            run.max_set_accesses = res.accesses;
         if (n_pool > run.max_pool)
             run.max_pool = n_pool;
         run.n++;
@@ -725,6 +534,8 @@ int gx_stage_ways(gx_infer *ctx)
             break;
     }
     free(pool);
+    /* the pools' slice classes: the policy stage grows them with the same */
+    ctx->ways.pool_pred = run.guided && g.labelled ? g.sp : ctx->slices.pred;
     guided_free(&g);
     if (rc != GX_OK) {
         gx_evx_free(&ev);

@@ -86,6 +86,7 @@ void sl_contend_free(sl_contend *st)
 void contend_result_clear(contend_result *cr)
 {
     gx_hash_clear(&cr->hash);
+    gx_slicepred_free(cr->lpred);
     memset(cr, 0, sizeof *cr);
 }
 
@@ -350,6 +351,11 @@ static int learn_from_labels(gx_infer *ctx, sl_contend *st, sc_labeller *lab,
     return rc;
 }
 
+static void free_labeller(void *lab)
+{
+    sc_labeller_free(lab);
+}
+
 int slices_contend_hash(gx_infer *ctx, sl_contend *st, uint64_t region_bytes,
                         contend_result *cr)
 {
@@ -366,9 +372,9 @@ int slices_contend_hash(gx_infer *ctx, sl_contend *st, uint64_t region_bytes,
         rc = gx_slicepred_hash(lp, &cr->hash, &m);
     }
     cr->hash_launches = calls_now(ctx) - calls0;
-    gx_slicepred_free(lp);
-    sc_labeller_free(lab);
     if (rc == GX_ENOMEM) {
+        gx_slicepred_free(lp);
+        sc_labeller_free(lab);
         gx_hash_clear(&cr->hash);
         return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
     }
@@ -386,8 +392,15 @@ int slices_contend_hash(gx_infer *ctx, sl_contend *st, uint64_t region_bytes,
                  (unsigned long long)(s->verified - s->verify_errors),
                  (unsigned long long)s->verified, cr->hash_ok ? "" : ": not established");
     }
-    if (!cr->hash_ok)
+    if (!cr->hash_ok) {
         gx_hash_clear(&cr->hash);
+        gx_slicepred_free(lp);
+        sc_labeller_free(lab);
+    } else {
+        /* kept for the ways stage's pools: the predictor owns its labeller */
+        gx_slicepred_own_labeller(lp, free_labeller);
+        cr->lpred = lp;
+    }
     infer_progress(ctx, "slices: hash %s (%llu launches)", cr->hash_how,
                    (unsigned long long)cr->hash_launches);
     return GX_OK;

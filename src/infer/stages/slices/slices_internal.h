@@ -35,6 +35,7 @@ typedef struct contend_result {
     gx_hash_fn hash;    /* the reference page's (owned) */
     gx_slicepred_summary hs;
     uint64_t hash_launches; /* contention launches of the hash */
+    gx_slicepred *lpred; /* the labelled predictor when hash_ok (owned, with its labeller) */
     char hash_how[192];
 } contend_result;
 

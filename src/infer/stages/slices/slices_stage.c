@@ -8,7 +8,11 @@
  *   the observable bits (line bits .. page bits) and a table when the
  *   classes are not linear in them; other pages are identified as the
  *   reference page's table under an XOR constant (or learned as a new
- *   component); held-out lines of every page check the result.
+ *   component); held-out lines of every page check the result. A failed
+ *   check retries at twice the samples, except when the reference page's
+ *   classes are merged and the target has the contention probe: then
+ *   contention decides (below) and the first attempt stands (learnt again
+ *   with its retries should contention not establish the hash).
  * - Partitions, in this order:
  *   1. home visible (near-far, each line in one partition): from every SM
  *      the class centers split into near (fast) and far (slow) groups; the
@@ -245,6 +249,94 @@ static void relabel_by_group(gx_slicepred *sp, uint32_t nc, const uint32_t *grou
     gx_slicepred_relabel(sp, map, msg);
 }
 
+/* The partitions (1 / 2 / 3 above) from the fingerprint predictor; classes
+ * relabelled by group where the groups are classes. */
+static int find_partitions(gx_infer *ctx, gx_slicepred *sp, const gx_slicepred_summary *sv,
+                           parts_result *pr)
+{
+    int rc = GX_OK;
+    memset(pr, 0, sizeof *pr);
+    snprintf(pr->how, sizeof pr->how, "fingerprints show no partition structure (not observable)");
+    uint32_t group[SL_MAX_CLASSES];
+    const gx_levels_result *lv = &ctx->levels;
+    if (lv->topology == GX_TOPO_NEAR_FAR) {
+        double gap = isfinite(lv->miss_delta) && lv->miss_delta > 0 ? 0.5 * lv->miss_delta : 30;
+        if (!try_grouping(sp, sv->classes, sv->sms, gap, 3.0, group, pr, 1)) {
+            rc = sm_groups(ctx, sp, sv->sms, pr);
+            if (rc == GX_OK && pr->partitions > 1) {
+                pr->method = 2;
+                pr->slices = sv->classes * pr->partitions;
+            } else if (rc == GX_OK) {
+                /* near-far levels but neither signature: not established */
+                pr->partitions = 0;
+                snprintf(pr->how, sizeof pr->how,
+                         "near-far levels, but no near/far split of the classes and one SM "
+                         "group: not established");
+            }
+        }
+    } else {
+        rc = uniform_partitions(ctx, sp, sv, group, pr);
+    }
+    if (rc == GX_OK && (pr->method == 1 || pr->method == 3) && pr->partitions > 1)
+        relabel_by_group(sp, sv->classes, group, pr->partitions, ctx->msg);
+    return rc;
+}
+
+/* The fingerprints' retries (twice the samples, twice the cost: 10-20 s of
+ * an H200's 29 s slices stage) are for classes that only the fingerprints
+ * decide. When the reference page's classes are merged (classes_merged:
+ * slices the fingerprints cannot separate) and the target has the
+ * contention probe, contention decides the count and the hash (the stage
+ * runs it for merged classes): the first attempt stands. Should contention
+ * not establish the hash, the stage learns again with every retry. */
+typedef struct settle_state {
+    gx_infer *ctx;
+    int fired; /* contention_decides stopped the retries */
+} settle_state;
+
+static int contention_decides(void *user, const gx_slicepred *sp)
+{
+    settle_state *st = user;
+    gx_hash_fn h;
+    gx_msg m;
+    uint32_t lo = 0, hi = 0;
+    if (!gx_target_has_contend(st->ctx->t) || gx_slicepred_hash(sp, &h, &m) != GX_OK)
+        return 0;
+    st->fired = classes_merged(&h, &lo, &hi);
+    gx_hash_clear(&h);
+    return st->fired;
+}
+
+/* The fingerprint predictor, its partitions (relabelled by group) and its
+ * hash; settle: let contention_decides stop the retries (*settled = 1 when
+ * it did). */
+static int learn_fingerprints(gx_infer *ctx, gx_slicepred_opts *o, int settle, gx_slicepred **sp,
+                              gx_slicepred_summary *s, parts_result *pr, gx_hash_fn *h,
+                              int *settled)
+{
+    settle_state st = {ctx, 0};
+    o->settled = settle ? contention_decides : NULL;
+    o->settled_user = &st;
+    int rc = gx_slicepred_learn(ctx->t, o, sp, ctx->msg);
+    o->settled = NULL;
+    o->settled_user = NULL;
+    *settled = st.fired;
+    if (rc != GX_OK)
+        return rc;
+    gx_slicepred_get_summary(*sp, s);
+    infer_progress(ctx,
+                   "slices: %u classes, %d masks%s, %llu/%llu held-out lines agree (%u attempts, "
+                   "%llu structure lines given their nearest class%s)",
+                   s->classes, s->k, s->linear ? "" : " + table",
+                   (unsigned long long)(s->verified - s->verify_errors),
+                   (unsigned long long)s->verified, s->attempts, (unsigned long long)s->forced,
+                   *settled ? "; no retry: contention decides merged classes" : "");
+    rc = find_partitions(ctx, *sp, s, pr);
+    if (rc == GX_OK)
+        rc = gx_slicepred_hash(*sp, h, ctx->msg);
+    return rc;
+}
+
 int gx_stage_slices(gx_infer *ctx)
 {
     if (!ctx->line.line_bytes)
@@ -268,50 +360,15 @@ int gx_stage_slices(gx_infer *ctx)
     o.timer_noise_cycles = ctx->timer.have ? ctx->timer.noise : 0;
     o.seed = gx_rng_next(&ctx->rng);
     gx_slicepred *sp = NULL;
-    int rc = gx_slicepred_learn(ctx->t, &o, &sp, ctx->msg);
-    if (rc != GX_OK)
-        return rc;
     gx_slicepred_summary s;
-    gx_slicepred_get_summary(sp, &s);
-    infer_progress(ctx,
-                   "slices: %u classes, %d masks%s, %llu/%llu held-out lines agree (%u attempts, "
-                   "%llu structure lines given their nearest class)",
-                   s.classes, s.k, s.linear ? "" : " + table",
-                   (unsigned long long)(s.verified - s.verify_errors),
-                   (unsigned long long)s.verified, s.attempts, (unsigned long long)s.forced);
-
     parts_result pr;
-    memset(&pr, 0, sizeof pr);
-    snprintf(pr.how, sizeof pr.how, "fingerprints show no partition structure (not observable)");
-    uint32_t group[SL_MAX_CLASSES];
-    const gx_levels_result *lv = &ctx->levels;
-    if (lv->topology == GX_TOPO_NEAR_FAR) {
-        double gap = isfinite(lv->miss_delta) && lv->miss_delta > 0 ? 0.5 * lv->miss_delta : 30;
-        if (!try_grouping(sp, s.classes, s.sms, gap, 3.0, group, &pr, 1)) {
-            rc = sm_groups(ctx, sp, s.sms, &pr);
-            if (rc == GX_OK && pr.partitions > 1) {
-                pr.method = 2;
-                pr.slices = s.classes * pr.partitions;
-            } else if (rc == GX_OK) {
-                /* near-far levels but neither signature: not established */
-                pr.partitions = 0;
-                snprintf(pr.how, sizeof pr.how,
-                         "near-far levels, but no near/far split of the classes and one SM "
-                         "group: not established");
-            }
-        }
-    } else {
-        rc = uniform_partitions(ctx, sp, &s, group, &pr);
-    }
-    if (rc == GX_OK && (pr.method == 1 || pr.method == 3) && pr.partitions > 1)
-        relabel_by_group(sp, s.classes, group, pr.partitions, ctx->msg);
     gx_hash_fn h;
     contend_result cr;
     sl_contend *cst = NULL;
     memset(&h, 0, sizeof h);
     memset(&cr, 0, sizeof cr);
-    if (rc == GX_OK)
-        rc = gx_slicepred_hash(sp, &h, ctx->msg);
+    int settled = 0;
+    int rc = learn_fingerprints(ctx, &o, 1, &sp, &s, &pr, &h, &settled);
     uint32_t smallest, largest;
     const int merged = rc == GX_OK && classes_merged(&h, &smallest, &largest);
     if (rc == GX_OK)
@@ -320,17 +377,33 @@ int gx_stage_slices(gx_infer *ctx)
     if (rc == GX_OK && cst && (cr.classes > s.classes || merged))
         rc = slices_contend_hash(ctx, cst, o.region_bytes, &cr);
     sl_contend_free(cst);
+    if (rc == GX_OK && settled && !cr.hash_ok) {
+        /* contention did not decide after all: the retries the fingerprints
+         * skipped (the count stands; partitions and hash from the new run) */
+        infer_progress(ctx, "slices: contention did not establish the hash: fingerprints "
+                            "learnt again with their retries");
+        gx_slicepred_free(sp);
+        gx_hash_clear(&h);
+        sp = NULL;
+        rc = learn_fingerprints(ctx, &o, 0, &sp, &s, &pr, &h, &settled);
+    }
     if (rc == GX_OK) {
         write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured, &cr);
         record_slices(ctx, sp, &s, &pr, &h, &cr);
     }
     gx_hash_clear(&h);
-    contend_result_clear(&cr);
     /* kept for the ways stage's slice-guided pools (learning again costs
-     * as much as this stage did) */
+     * as much as this stage did): the fingerprints' for the sets stage and
+     * for pools where they decide, the labelled one where contention did */
     gx_slicepred_free(ctx->slices.pred);
     ctx->slices.pred = rc == GX_OK ? sp : NULL;
     if (rc != GX_OK)
         gx_slicepred_free(sp);
+    gx_slicepred_free(ctx->slices.lpred);
+    ctx->slices.lpred = rc == GX_OK ? cr.lpred : NULL;
+    ctx->slices.lpred_generation = ctx->arena.generation;
+    if (rc == GX_OK)
+        cr.lpred = NULL;
+    contend_result_clear(&cr);
     return rc;
 }
