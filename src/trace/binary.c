@@ -325,9 +325,12 @@ int gx_v2_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n, g
 #define V2_T16(f, h) V2_T4(f, h), V2_T4(f, (h) + 4), V2_T4(f, (h) + 8), V2_T4(f, (h) + 12)
 #define V2_T64(f, h) V2_T16(f, h), V2_T16(f, (h) + 16), V2_T16(f, (h) + 32), V2_T16(f, (h) + 48)
 #define V2_T256(f) {V2_T64(f, 0u), V2_T64(f, 64u), V2_T64(f, 128u), V2_T64(f, 192u)}
+/* lenr: len for a fast read, 0 for every other header (v2_block_reads'
+ * records, whose op is known) */
+#define V2_TLR(h) (V2_FG(h) && (h) >> 5 == GX_TRACE_READ ? (uint64_t)V2_FG(h) : 0)
 static const struct v2_tables {
-    uint64_t len[256], mask[256], inc[256];
-} v2_tab = {V2_T256(V2_TL), V2_T256(V2_TM), V2_T256(V2_TI)};
+    uint64_t len[256], mask[256], inc[256], lenr[256];
+} v2_tab = {V2_T256(V2_TL), V2_T256(V2_TM), V2_T256(V2_TI), V2_T256(V2_TLR)};
 
 /* v2_sm_run's header table: 3 + L (the record's bytes: header, SM key,
  * L address bytes, SM) for a header of an SM-change candidate (extension
@@ -406,9 +409,8 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
             cr[k - 1]++;
             continue;
         }
-        ca[k] = a;
+        ca[k] = a; /* cr[k] is 0 (gx_trace_cols: the reader clears it) */
         co[k] = (uint8_t)(h >> 5);
-        cr[k] = 0;
         k++;
         mbase = a & ~mmask;
         mlim = a - mbase < fit1 ? fit1 : 0;
@@ -422,6 +424,57 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
     s->mbase = mbase;
     s->mlim = mlim;
     return sum;
+}
+
+/* v2_block for a run of fast reads (the common record of a read trace):
+ * the op known, so no op store and no counter sum a record (the records
+ * are the entries stored plus the folds; the op column filled after the
+ * block). Stops where v2_block does and at any other fast record (v2_block
+ * takes it). Returns the records it took. */
+static inline __attribute__((always_inline)) uint64_t
+v2_block_reads(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_limit,
+               uint64_t mmask, uint64_t fit1)
+{
+    const unsigned char *p = s->p;
+    size_t k = s->k;
+    uint64_t addr = s->addr, mbase = s->mbase, mlim = s->mlim, folds = 0, wide = 0;
+    uint64_t *const ca = c->addr;
+    const struct v2_tables *const t = &v2_tab;
+    const size_t k0 = k;
+    while (p < plim) {
+        const unsigned h = *p;
+        const uint64_t len = t->lenr[h];
+        if (!len)
+            break;
+        uint64_t z;
+        memcpy(&z, p + 1, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        z = __builtin_bswap64(z);
+#endif
+        const uint64_t a = addr + unzigzag(z & t->mask[h]);
+        if (a > wrap_limit)
+            break;
+        addr = a;
+        p += len;
+        if (a - mbase < mlim) {
+            c->rep[k - 1]++;
+            folds++;
+            continue;
+        }
+        ca[k] = a; /* rep[k] is 0 (the reader clears it) */
+        k++;
+        mbase = a & ~mmask;
+        mlim = a - mbase < fit1 ? fit1 : 0;
+        wide += !mlim; /* not within its merge block */
+    }
+    c->n_wide += wide;
+    memset(c->op + k0, GX_TRACE_READ, k - k0);
+    s->p = p;
+    s->k = k;
+    s->addr = addr;
+    s->mbase = mbase;
+    s->mlim = mlim;
+    return (k - k0) + folds;
 }
 
 /* A global access whose only change besides the address is its SM, in one
@@ -568,12 +621,17 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
                 if (nb > V2_BLOCK)
                     nb = V2_BLOCK;
                 const unsigned char *b0 = s.p;
-                uint64_t sum = v2_block(c, &s, b0 + nb, wrap_limit, mmask, fit1, st.sm,
-                                        st.size);
+                const size_t kr = s.k;
+                uint64_t reads = v2_block_reads(c, &s, b0 + nb, wrap_limit, mmask, fit1);
+                fill_run(c->sm, c->size, kr, s.k, st.sm, st.size);
+                uint64_t sum = 0;
+                if (s.p < b0 + nb) /* another record: the general block from it */
+                    sum = v2_block(c, &s, b0 + nb, wrap_limit, mmask, fit1, st.sm, st.size);
                 const uint64_t field = (1u << (V2_WR - V2_REC)) - 1;
                 uint64_t recs = sum >> V2_REC & field, wr = sum >> V2_WR & field;
                 uint64_t at = sum >> V2_AT & field;
-                c->ops[GX_TRACE_READ] += recs - wr - at;
+                c->ops[GX_TRACE_READ] += reads + recs - wr - at;
+                recs += reads;
                 c->ops[GX_TRACE_WRITE] += wr;
                 c->ops[GX_TRACE_ATOMIC] += at;
                 c->records += recs;

@@ -238,9 +238,9 @@ static __attribute__((noinline)) const char *text_tmpl_run(const text_word_env *
     const unsigned char *q = (const unsigned char *)p;
     const unsigned char *const qend = (const unsigned char *)e->word_end;
     gx_trace_cols *const c = e->c;
-    /* entries from s->k: a line stored at *pa, its repeat count at *pr */
-    uint64_t *pa = c->addr + s->k;
-    uint32_t *pr = c->rep + s->k;
+    /* entries from s->k: a line stored at *pa (its repeat count is 0: the
+     * reader clears the column) */
+    uint64_t *const ca = c->addr, *pa = ca + s->k;
     uint64_t *const palim = c->addr + c->cap;
     const text_pre tc = *t; /* a copy: the column stores cannot alias it */
     const uint64_t size = tc.size, mmask = e->mmask, key = tc.sm | size << 32;
@@ -269,18 +269,17 @@ static __attribute__((noinline)) const char *text_tmpl_run(const text_word_env *
             q = d + tc.slen;
             lines++;
             if (addr - mbase < mlim) {
-                pr[-1]++;
+                c->rep[pa - ca - 1]++;
                 continue;
             }
             *pa++ = addr;
-            *pr++ = 0;
             mbase = addr & ~mmask;
             mlim = (addr & mmask) <= fmax ? fit1 : 0;
             wide += !mlim; /* not within its merge block */
         }
     }
 done:;
-    const size_t k0 = s->k, k = (size_t)(pa - c->addr);
+    const size_t k0 = s->k, k = (size_t)(pa - ca);
     fill_tmpl(c, k0, k, tc.sm, (uint16_t)size, (uint8_t)(tc.opc - 1));
     if (k > k0) {
         s->key = key;
@@ -324,8 +323,7 @@ const char *gx_text_words(const text_word_env *e, text_cols *s, text_pre *pre, c
         c->addr[k] = f.addr;
         c->sm[k] = f.sm;
         c->size[k] = (uint16_t)f.size;
-        c->op[k] = (uint8_t)f.op;
-        c->rep[k] = 0;
+        c->op[k] = (uint8_t)f.op; /* rep[k] is 0 (the reader clears it) */
         s->key = key;
         s->mbase = f.addr & ~mmask;
         s->mlim = (f.addr & mmask) + f.size <= mb ? mb - f.size + 1 : 0;
