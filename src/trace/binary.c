@@ -352,23 +352,6 @@ typedef struct v2_run {
     uint64_t addr, mbase, mlim;
 } v2_run;
 
-/* The template's SM and size into entries [k0, k) of the sm and size
- * columns, eight bytes a store (the fast loop leaves them to this). */
-static void fill_run(uint32_t *cs, uint16_t *cz, size_t k0, size_t k, uint32_t tsm, uint16_t tsz)
-{
-    const uint64_t s2 = (uint64_t)tsm * 0x100000001ULL, z4 = (uint64_t)tsz * 0x0001000100010001ULL;
-    size_t i = k0;
-    for (; i + 4 <= k; i += 4) {
-        memcpy(cs + i, &s2, 8);
-        memcpy(cs + i + 2, &s2, 8);
-        memcpy(cz + i, &z4, 8);
-    }
-    for (; i < k; i++) {
-        cs[i] = tsm;
-        cz[i] = tsz;
-    }
-}
-
 /* One block of fast records: from s->p while the record starts before plim
  * (the caller leaves at least GX_V2_MAX_RECORD bytes after plim - 1 and no
  * more records than the columns can take), appended from entry s->k:
@@ -385,8 +368,7 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
     uint64_t addr = s->addr, mbase = s->mbase, mlim = s->mlim, sum = 0, wide = 0;
     uint64_t *const ca = c->addr;
     uint8_t *const co = c->op;
-    uint32_t *const cs = c->sm, *const cr = c->rep;
-    uint16_t *const cz = c->size;
+    uint32_t *const cr = c->rep;
     const struct v2_tables *const t = &v2_tab;
     const size_t k0 = k;
     while (p < plim) {
@@ -417,7 +399,7 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
         wide += !mlim; /* not within its merge block */
     }
     c->n_wide += wide;
-    fill_run(cs, cz, k0, k, tsm, tsz);
+    gx_cols_fill(c, k0, k, tsm, tsz, -1); /* the ops stored above */
     s->p = p;
     s->k = k;
     s->addr = addr;
@@ -468,7 +450,6 @@ v2_block_reads(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t 
         wide += !mlim; /* not within its merge block */
     }
     c->n_wide += wide;
-    memset(c->op + k0, GX_TRACE_READ, k - k0);
     s->p = p;
     s->k = k;
     s->addr = addr;
@@ -623,7 +604,7 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
                 const unsigned char *b0 = s.p;
                 const size_t kr = s.k;
                 uint64_t reads = v2_block_reads(c, &s, b0 + nb, wrap_limit, mmask, fit1);
-                fill_run(c->sm, c->size, kr, s.k, st.sm, st.size);
+                gx_cols_fill(c, kr, s.k, st.sm, st.size, GX_TRACE_READ);
                 uint64_t sum = 0;
                 if (s.p < b0 + nb) /* another record: the general block from it */
                     sum = v2_block(c, &s, b0 + nb, wrap_limit, mmask, fit1, st.sm, st.size);

@@ -206,25 +206,6 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
 }
 
 
-/* The template's SM, size and op into entries [k0, k) of the columns
- * (text_tmpl_run leaves them to this, eight bytes a store). */
-static void fill_tmpl(gx_trace_cols *c, size_t k0, size_t k, uint32_t sm, uint16_t size,
-                      uint8_t op)
-{
-    const uint64_t s2 = (uint64_t)sm * 0x100000001ULL, z4 = (uint64_t)size * 0x0001000100010001ULL;
-    size_t i = k0;
-    for (; i + 4 <= k; i += 4) {
-        memcpy(c->sm + i, &s2, 8);
-        memcpy(c->sm + i + 2, &s2, 8);
-        memcpy(c->size + i, &z4, 8);
-    }
-    for (; i < k; i++) {
-        c->sm[i] = sm;
-        c->size[i] = size;
-    }
-    memset(c->op + k0, op, k - k0);
-}
-
 /* The lines of the template t from p: each the prefix's word, 1-15 address
  * digits (hex_word) and the suffix's word, stored (address and an empty
  * repeat count) or folded into the entry before. Stops at the first other
@@ -280,7 +261,7 @@ static __attribute__((noinline)) const char *text_tmpl_run(const text_word_env *
     }
 done:;
     const size_t k0 = s->k, k = (size_t)(pa - ca);
-    fill_tmpl(c, k0, k, tc.sm, (uint16_t)size, (uint8_t)(tc.opc - 1));
+    gx_cols_fill(c, k0, k, tc.sm, (uint16_t)size, (int)tc.opc - 1);
     if (k > k0) {
         s->key = key;
         s->mbase = mbase;
