@@ -206,6 +206,10 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
 }
 
 
+/* text_tmpl_run's merge base of an entry that takes no folds: hex_word's
+ * addresses are below 2^60, so (addr ^ NO_FOLD) >= 2^63 > any fit1. */
+#define NO_FOLD (1ULL << 63)
+
 /* The lines of the template t from p: each the prefix's word, 1-15 address
  * digits (hex_word) and the suffix's word, stored (address and an empty
  * repeat count) or folded into the entry before. Stops at the first other
@@ -225,11 +229,13 @@ static __attribute__((noinline)) const char *text_tmpl_run(const text_word_env *
     uint64_t *const palim = c->addr + c->cap;
     const text_pre tc = *t; /* a copy: the column stores cannot alias it */
     const uint64_t size = tc.size, mmask = e->mmask, key = tc.sm | size << 32;
-    /* a stored line may take folds when in its merge block, (addr & mmask)
-     * <= fmax: then mlim = fit1 (0 when nothing folds) */
+    /* a stored line takes folds when in its merge block ((addr & mmask) <
+     * fit1; fit1 = 0: nothing folds): a line folds when (addr ^ mbase) < fit1, mbase the block's
+     * base (block-aligned: the same test as gx_cols_put's), or NO_FOLD
+     * (above any address of at most 15 digits) when it does not fit */
     const int fold = e->mb && size <= e->mb;
-    const uint64_t fmax = fold ? e->mb - size : 0, fit1 = fold ? fmax + 1 : 0;
-    uint64_t mbase = s->mbase, mlim = s->key == key ? s->mlim : 0, lines = 0, wide = 0;
+    const uint64_t fit1 = fold ? e->mb - size + 1 : 0;
+    uint64_t mbase = s->key == key && s->mlim ? s->mbase : NO_FOLD, folds = 0, wide = 0;
     /* a line takes at least minl bytes and one entry at most: while q <
      * qstop (room lines of minl bytes ahead, or word_end) the columns have
      * room, one test a line */
@@ -248,24 +254,25 @@ static __attribute__((noinline)) const char *text_tmpl_run(const text_word_env *
             if (!d || ((load_le64(d) ^ tc.sw) & tc.smask))
                 goto done;
             q = d + tc.slen;
-            lines++;
-            if (addr - mbase < mlim) {
+            if ((addr ^ mbase) < fit1) {
                 c->rep[pa - ca - 1]++;
+                folds++;
                 continue;
             }
             *pa++ = addr;
-            mbase = addr & ~mmask;
-            mlim = (addr & mmask) <= fmax ? fit1 : 0;
-            wide += !mlim; /* not within its merge block */
+            const uint64_t off = addr & mmask;
+            mbase = off < fit1 ? addr ^ off : NO_FOLD;
+            wide += off >= fit1; /* not within its merge block (every line when none folds) */
         }
     }
 done:;
     const size_t k0 = s->k, k = (size_t)(pa - ca);
+    const uint64_t lines = (k - k0) + folds; /* each stored or folded */
     gx_cols_fill(c, k0, k, tc.sm, (uint16_t)size, (int)tc.opc - 1);
     if (k > k0) {
         s->key = key;
-        s->mbase = mbase;
-        s->mlim = mlim;
+        s->mbase = mbase == NO_FOLD ? 0 : mbase;
+        s->mlim = mbase == NO_FOLD ? 0 : fit1;
     }
     s->k = k;
     s->ops[tc.opc - 1] += lines;
