@@ -138,7 +138,22 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_po
                         0};
     uint64_t *const st = (uint64_t *)v.st;
     const uint8_t fp = gx_cfingerprint(line);
-    int w = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    int w = -1;
+#ifdef __SSE2__
+    /* gx_cv_find with the common case first: no fingerprint matches (a line
+     * miss: one branch to the fill, not two) */
+    uint32_t cand = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_load_si128((const __m128i *)(const void *)v.fps),
+                       _mm_set1_epi8((char)fp)));
+    if (__builtin_expect(cand != 0, 0))
+        for (; cand; cand &= cand - 1)
+            if (v.tags[__builtin_ctz(cand)] == line) {
+                w = __builtin_ctz(cand);
+                break;
+            }
+#else
+    w = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+#endif
     if (w >= 0) {
         const uint32_t m = v.masks[w];
         *st = (*st & pol->keep[w]) | pol->setm[w];
@@ -218,9 +233,9 @@ run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64
                              RUN_LOC_SLICE(x), pol, &ev, prand);                           \
         }                                                                                  \
         if (rc) {                                                                          \
-            const uint32_t e = RUN_LOC_ENTRY(x) | o;                                       \
+            const uint64_t e = (x >> RUN_LOC_OUT_SHIFT) | o;                               \
             if (!cnt[e]++)                                                                 \
-                dirty[nd++] = e;                                                           \
+                dirty[nd++] = (uint32_t)e;                                                 \
         } else {                                                                           \
             loc[j] = x | (uint64_t)o << RUN_LOC_OUT_SHIFT;                                 \
         }                                                                                  \
