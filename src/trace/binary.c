@@ -412,10 +412,14 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
  * the op known, so no op store and no counter sum a record (the records
  * are the entries stored plus the folds; the op column filled after the
  * block). Stops where v2_block does and at any other fast record (v2_block
- * takes it). Returns the records it took. */
+ * takes it). Returns the records it took. aligned (a constant; the size a
+ * power of two within the merge block, amask = size - 1): stops at an
+ * address that is not a multiple of the size too, so every entry lies
+ * within its merge block (mlim = fit1, none wide: no test a record;
+ * measured 174.9 -> 170.9 instructions an access, random 64 MiB binary). */
 static inline __attribute__((always_inline)) uint64_t
 v2_block_reads(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_limit,
-               uint64_t mmask, uint64_t fit1)
+               uint64_t mmask, uint64_t fit1, uint64_t amask, int aligned)
 {
     const unsigned char *p = s->p;
     size_t k = s->k;
@@ -434,7 +438,7 @@ v2_block_reads(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t 
         z = __builtin_bswap64(z);
 #endif
         const uint64_t a = addr + unzigzag(z & t->mask[h]);
-        if (a > wrap_limit)
+        if (a > wrap_limit || (aligned && (a & amask)))
             break;
         addr = a;
         p += len;
@@ -446,8 +450,12 @@ v2_block_reads(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t 
         ca[k] = a; /* rep[k] is 0 (the reader clears it) */
         k++;
         mbase = a & ~mmask;
-        mlim = a - mbase < fit1 ? fit1 : 0;
-        wide += !mlim; /* not within its merge block */
+        if (aligned) {
+            mlim = fit1;
+        } else {
+            mlim = a - mbase < fit1 ? fit1 : 0;
+            wide += !mlim; /* not within its merge block */
+        }
     }
     c->n_wide += wide;
     s->p = p;
@@ -591,6 +599,9 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
         if (size_ok) {
             const uint64_t wrap_limit = UINT64_MAX - st.size + 1;
             const uint64_t fit1 = st.size <= mb ? mb - st.size + 1 : 0;
+            /* a power-of-two size within the merge block (v2_block_reads' aligned) */
+            const int aligned = fit1 && !(st.size & (st.size - 1));
+            const uint64_t amask = (uint64_t)st.size - 1;
             v2_run s = {p, c->n, st.addr, 0, 0};
             for (;;) {
                 size_t left = (size_t)(end - s.p);
@@ -603,7 +614,11 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
                     nb = V2_BLOCK;
                 const unsigned char *b0 = s.p;
                 const size_t kr = s.k;
-                uint64_t reads = v2_block_reads(c, &s, b0 + nb, wrap_limit, mmask, fit1);
+                uint64_t reads = 0;
+                if (aligned)
+                    reads = v2_block_reads(c, &s, b0 + nb, wrap_limit, mmask, fit1, amask, 1);
+                if (s.p < b0 + nb)
+                    reads += v2_block_reads(c, &s, b0 + nb, wrap_limit, mmask, fit1, 0, 0);
                 gx_cols_fill(c, kr, s.k, st.sm, st.size, GX_TRACE_READ);
                 uint64_t sum = 0;
                 if (s.p < b0 + nb) /* another record: the general block from it */
