@@ -210,6 +210,13 @@ typedef struct run_count {
  * location word, or with rc (an entry without repeats after it, the
  * counting mode) counted at once: the statistics pass's count of the entry
  * (l2->rlat index 4 * row + outcome) done here, the word left as it is.
+ * With rc, a repeat of the sector before is looked up, not tested for (in
+ * a block without folded repeats it is rare: different SMs or sizes): the
+ * lookup finds the sector in the way the access before touched, a hit
+ * whose touch repeats that one, and a hit counts as a repeat does (the
+ * same latency entry, the same outcome count): the same statistics, no
+ * test an access (measured 170.9 -> 165.0 instructions an access, random
+ * 64 MiB binary).
  * Returns the sector number of the block's last access (the next block's
  * "access before"). lsh, ssh, smk: constants in the reference cards'
  * instance. */
@@ -230,7 +237,7 @@ run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64
     do {                                                                                   \
         const uint64_t p = bp[j], x = loc[j];                                              \
         uint32_t o = RUN_REPEAT;                                                           \
-        if ((p >> ssh) != rsec) {                                                          \
+        if (rc || (p >> ssh) != rsec) {                                                    \
             rsec = p >> ssh;                                                               \
             o = run_lookup16(mem + RUN_LOC_OFF(x), p >> lsh, 1u << ((uint32_t)rsec & smk), \
                              RUN_LOC_SLICE(x), pol, &ev, prand);                           \
