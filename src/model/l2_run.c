@@ -130,7 +130,7 @@ static __attribute__((noinline)) uint32_t run_random_way(gx_rng *r)
  * of an invalid way (every other line miss evicts: the caller derives the
  * evictions, one count less a miss). */
 static inline __attribute__((always_inline)) gx_cache_outcome
-run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_pol *pol,
+run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_pol *pol,
              uint64_t *cold, int prand)
 {
     const gx_cview v = {blk, blk + GX_CSPEC_OFF_MASKS, blk + GX_CSPEC_OFF_STATE,
@@ -171,6 +171,7 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint32_t s, const run_po
         (*cold)++;
         bits = *st;
     } else { /* gx_pf_plru_victim_s, ways16 */
+        const uint32_t s = RUN_LOC_SLICE(x); /* the entry's home slice */
         gx_rng *r = pol->rngs + (prand ? s : s & pol->rmask);
         const int rnd = prand ? gx_pf_rng_next(r) < pol->thr
                               : pol->rand_on && (pol->rand_always || gx_pf_rng_next(r) < pol->thr);
@@ -240,7 +241,7 @@ run_lookups_s(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn, uint64
         if (rc || (p >> ssh) != rsec) {                                                    \
             rsec = p >> ssh;                                                               \
             o = run_lookup16(mem + RUN_LOC_OFF(x), p >> lsh, 1u << ((uint32_t)rsec & smk), \
-                             RUN_LOC_SLICE(x), pol, &ev, prand);                           \
+                             x, pol, &ev, prand);                                          \
         }                                                                                  \
         if (rc) {                                                                          \
             const uint64_t e = (x >> RUN_LOC_OUT_SHIFT) | o;                               \
