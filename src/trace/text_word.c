@@ -61,18 +61,18 @@ static inline uint64_t hex_bad(uint64_t w, uint64_t nib)
 /* The value of the nd (1..8) hexadecimal digits whose nibbles are the low
  * bytes of nib (first digit lowest, as in memory); 0 when a byte of those
  * is not a digit (*bad set). The digits are moved to the top (leading zero
- * nibbles), then pairs, quads and octets joined by a multiply each (the
- * earlier digit the more significant: it lands in the upper half). */
+ * nibbles), the bytes reversed (the last digit lowest), then pairs, quads
+ * and octets joined by a shift and an or each (measured against a multiply
+ * each: 217.5 -> 216.5 instructions an access, text random 64 MiB). */
 static inline uint64_t hex_value8(uint64_t w, unsigned nd, uint64_t *bad)
 {
     const unsigned sh = 8 * (8 - nd);
     const uint64_t nib = hex_nibbles(w);
     *bad |= (hex_bad(w, nib) << sh) & BYTES_80;
-    uint64_t x = nib << sh;
-    x = (x * (16 << 8 | 1)) >> 8 & 0x00ff00ff00ff00ffULL;
-    x = (x * (256 << 16 | 1)) >> 16 & 0x0000ffff0000ffffULL;
-    x = (x * (65536ULL << 32 | 1)) >> 32;
-    return x;
+    uint64_t x = __builtin_bswap64(nib << sh); /* the last digit lowest */
+    x = (x | x >> 4) & 0x00ff00ff00ff00ffULL;
+    x = (x | x >> 8) & 0x0000ffff0000ffffULL;
+    return (x | x >> 16) & 0xffffffffULL;
 }
 
 /* The hexadecimal digits at q (1-15 of them, then a byte below '0'): the
