@@ -438,7 +438,9 @@ v2_block_reads(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t 
         z = __builtin_bswap64(z);
 #endif
         const uint64_t a = addr + unzigzag(z & t->mask[h]);
-        if (a > wrap_limit || (aligned && (a & amask)))
+        /* aligned: a multiple of the size never passes 2^64 - size (the
+         * largest one), so the alignment test is the wrap test too */
+        if (aligned ? (a & amask) != 0 : a > wrap_limit)
             break;
         addr = a;
         p += len;
