@@ -143,6 +143,8 @@ static void run_cols_file(const char *path, const gx_trace *t, gx_tsim *sim, siz
     gx_trace_reader_close(rd);
 }
 
+#define RUNS_RECORDS 90000 /* ~1.6 MB of text */
+
 /* Long runs of one line template each (the text decoder's template run):
  * sequential 64-byte and 128-byte reads (wider than a sector), 4-byte reads
  * crossing a sector, 1-byte writes, sequential 4-byte reads (folded at a
@@ -150,9 +152,11 @@ static void run_cols_file(const char *path, const gx_trace *t, gx_tsim *sim, siz
 static void runs_trace(gx_trace *t)
 {
     gx_trace_init(t);
-    assert_int_equal(gx_trace_reserve(t, 20000, NULL), GX_OK);
+    /* RUNS_RECORDS: text of more than the reader's 1 MiB buffer, so runs
+     * meet its refills (lines across the buffer's end) */
+    assert_int_equal(gx_trace_reserve(t, RUNS_RECORDS, NULL), GX_OK);
     static const uint16_t sizes[] = {64, 4, 128, 1, 4};
-    for (uint32_t i = 0; i < 20000; i++) {
+    for (uint32_t i = 0; i < RUNS_RECORDS; i++) {
         gx_trace_rec r;
         memset(&r, 0, sizeof r);
         const uint32_t run = i / 400 % 5;

@@ -257,6 +257,9 @@ static __attribute__((noinline)) const char *text_tmpl_run(const text_word_env *
      * room, one test a line */
     const uint64_t minl = tc.len + 1 + tc.slen;
     for (;;) {
+        /* the last line may end past qstop, or past qend: then stop */
+        if (q >= qend)
+            break;
         const size_t room = (size_t)(palim - pa);
         const unsigned char *qstop =
             (size_t)(qend - q) / minl < room ? qend : q + room * minl;
