@@ -143,6 +143,84 @@ static void run_cols_file(const char *path, const gx_trace *t, gx_tsim *sim, siz
     gx_trace_reader_close(rd);
 }
 
+#define RUNS_RECORDS 90000 /* ~1.6 MB of text */
+
+/* Long runs of one line template each (the text decoder's template run):
+ * sequential 64-byte and 128-byte reads (wider than a sector), 4-byte reads
+ * crossing a sector, 1-byte writes, sequential 4-byte reads (folded at a
+ * sector), each run a few hundred records. */
+static void runs_trace(gx_trace *t)
+{
+    gx_trace_init(t);
+    /* RUNS_RECORDS: text of more than the reader's 1 MiB buffer, so runs
+     * meet its refills (lines across the buffer's end) */
+    assert_int_equal(gx_trace_reserve(t, RUNS_RECORDS, NULL), GX_OK);
+    static const uint16_t sizes[] = {64, 4, 128, 1, 4};
+    for (uint32_t i = 0; i < RUNS_RECORDS; i++) {
+        gx_trace_rec r;
+        memset(&r, 0, sizeof r);
+        const uint32_t run = i / 400 % 5;
+        r.size = sizes[run];
+        r.addr = run == 4 ? 0x200000 + 4ULL * i : 0x200000 + 32ULL * i + (run == 1 ? 30 : 0);
+        r.op = run == 3 ? GX_TRACE_WRITE : GX_TRACE_READ;
+        r.sm = run == 2 ? 5 : 0;
+        t->rec[t->n++] = r;
+    }
+}
+
+/* The runs, text and binary, without merging (every global entry wide,
+ * nothing folded) and at the seed card's sector. */
+static void test_cols_runs(void **state)
+{
+    (void)state;
+    gx_trace t;
+    runs_trace(&t);
+    gx_msg m;
+    const char *bin = gx_test_tmp("runs.bin"), *txt = gx_test_tmp("runs.txt");
+    assert_int_equal(gx_trace_save(&t, bin, GX_TRACE_BINARY, &m), GX_OK);
+    assert_int_equal(gx_trace_save(&t, txt, GX_TRACE_TEXT, &m), GX_OK);
+    for (int f = 0; f < 2; f++) {
+        gx_trace_reader *rd = NULL;
+        assert_int_equal(gx_trace_reader_open(f ? txt : bin, 0, &rd, &m), GX_OK);
+        gx_trace_cols c;
+        assert_int_equal(gx_trace_cols_init(&c, 8192), GX_OK);
+        c.merge_bytes = 0;
+        size_t at = 0;
+        for (;;) {
+            assert_int_equal(gx_trace_reader_next_cols(rd, &c, &m), GX_OK);
+            if (!c.n)
+                break;
+            assert_int_equal(c.n_wide, c.n);
+            assert_int_equal(c.records, c.n);
+            for (size_t i = 0; i < c.n; i++, at++) {
+                assert_int_equal(c.addr[i], t.rec[at].addr);
+                assert_int_equal(c.size[i], t.rec[at].size);
+                assert_int_equal(c.sm[i], t.rec[at].sm);
+                assert_int_equal(c.op[i], t.rec[at].op);
+                assert_int_equal(c.rep[i], 0);
+            }
+        }
+        assert_int_equal(at, t.n);
+        gx_trace_cols_free(&c);
+        gx_trace_reader_close(rd);
+    }
+    gx_profile *p = NULL;
+    if (gx_profile_load(gx_test_path("profiles/seed-ampere-6mb.json"), &p, &m) != GX_OK)
+        fail_msg("seed: %s", m.text);
+    p->tlb.present = 0;
+    gx_tsim *ref = new_sim(p, 0, 1);
+    gx_tsim_run(ref, t.rec, t.n);
+    for (int f = 0; f < 2; f++) {
+        gx_tsim *col = new_sim(p, -1, 1);
+        run_cols_file(f ? txt : bin, &t, col, 8192);
+        same_stats(ref, col);
+        gx_tsim_free(col);
+    }
+    gx_tsim_free(ref);
+    gx_profile_free(p);
+    gx_trace_free(&t);
+}
+
 static void check_profile(const char *profile, int skew)
 {
     gx_profile *p = NULL;
@@ -217,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_cols_seed),
         cmocka_unit_test(test_cols_general),
         cmocka_unit_test(test_cols_error),
+        cmocka_unit_test(test_cols_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -197,6 +197,8 @@ void gx_trace_reader_close(gx_trace_reader *r);
  * same block, SM and size as the entry before it, is folded into that
  * entry (rep[k] = the accesses folded into entry k, beyond its own): the
  * trace simulator passes its L2 sector, whose repeats it runs as such.
+ * The reader clears rep[] at a batch's start (the binary and text decoders
+ * store no 0 for a new entry: one store a record less).
  * n_wide counts the global entries that do NOT stay within one merge block
  * (every global entry when merging is off) and sm_bound is the reader's SM
  * limit (every SM of the batch is below it; 0: unknown): a batch with

@@ -215,9 +215,11 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
  * (the fold's test and the repeat column cost the random trace ~30). */
 #define RUN_FRAME_MEMO 64 /* a power of two */
 
-/* The frame memo of one batch call: VFN tag and frame base per slot. */
+/* The frame memo of one batch call: VFN tag per slot and the frame's
+ * distance from its page (frame base - page base, mod 2^64: the PA is va +
+ * it, one add instead of a mask and an or). */
 typedef struct frame_memo {
-    uint64_t tag[RUN_FRAME_MEMO], frame[RUN_FRAME_MEMO];
+    uint64_t tag[RUN_FRAME_MEMO], delta[RUN_FRAME_MEMO];
     uint64_t off_mask;
     uint32_t shift;
 } frame_memo;
@@ -228,7 +230,7 @@ static void memo_init(frame_memo *m, uint32_t frame_shift)
     m->off_mask = ((uint64_t)1 << frame_shift) - 1;
     for (uint64_t j = 0; j < RUN_FRAME_MEMO; j++) {
         m->tag[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
-        m->frame[j] = 0;
+        m->delta[j] = 0;
     }
 }
 
@@ -239,9 +241,9 @@ static inline uint64_t memo_pa(frame_memo *m, gx_vmem *vm, uint64_t va)
     const uint32_t j = (uint32_t)vfn & (RUN_FRAME_MEMO - 1);
     if (__builtin_expect(m->tag[j] != vfn, 0)) {
         m->tag[j] = vfn;
-        m->frame[j] = gx_vmem_pa(vm, va) & ~m->off_mask;
+        m->delta[j] = (gx_vmem_pa(vm, va) & ~m->off_mask) - (va & ~m->off_mask);
     }
-    return m->frame[j] | (va & m->off_mask);
+    return va + m->delta[j];
 }
 
 void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,

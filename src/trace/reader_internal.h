@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpuxray/trace.h"
 
@@ -99,6 +100,38 @@ static inline __attribute__((always_inline)) void gx_cols_put(gx_trace_cols *c,
     c->sm[k] = t->sm;
     c->size[k] = t->size;
     c->op[k] = t->op;
+}
+
+/* Entries [k0, k) of the sm and size columns to one template's SM and
+ * size, and of the op column to op when op >= 0 (the decoders' runs of one
+ * template leave them to this), eight bytes a store: memset's `rep stosb`
+ * costs the host about as little but counts one instruction a byte under
+ * callgrind, the measure of docs/performance.md. */
+static inline void gx_cols_fill(gx_trace_cols *c, size_t k0, size_t k, uint32_t sm,
+                                uint16_t size, int op)
+{
+    const uint64_t s2 = (uint64_t)sm * 0x100000001ULL, z4 = (uint64_t)size * 0x0001000100010001ULL;
+    const uint64_t o8 = (uint64_t)(uint8_t)op * 0x0101010101010101ULL;
+    uint32_t *const cs = c->sm; /* locals: the stores cannot alias them */
+    uint16_t *const cz = c->size;
+    uint8_t *const co = op >= 0 ? c->op : NULL;
+    size_t i = k0;
+    for (; i + 8 <= k; i += 8) {
+        memcpy(cs + i, &s2, 8);
+        memcpy(cs + i + 2, &s2, 8);
+        memcpy(cs + i + 4, &s2, 8);
+        memcpy(cs + i + 6, &s2, 8);
+        memcpy(cz + i, &z4, 8);
+        memcpy(cz + i + 4, &z4, 8);
+        if (co)
+            memcpy(co + i, &o8, 8);
+    }
+    for (; i < k; i++) {
+        cs[i] = sm;
+        cz[i] = size;
+        if (co)
+            co[i] = (uint8_t)op;
+    }
 }
 
 /* Record validation with the reader's position in the message: the line

@@ -8,13 +8,13 @@
  * - Only whole lines are decoded: the part after the buffer's last newline
  *   waits for the next refill (or is the last line at the end of input).
  * - Every record is checked (gx_trace_check rules) as it is decoded.
- * - The column decoder reads common lines a word at a time (8-byte loads,
- *   little-endian order) while 64 bytes of the buffer are left past the
- *   line's start; any line it does not take goes to the byte-wise parsers,
- *   which give every message. */
+ * - The column decoder reads common lines a word at a time (text_word.c)
+ *   while 64 bytes of the buffer are left past the line's start; any line
+ *   it does not take goes to the byte-wise parsers, which give every
+ *   message. */
 #include <string.h>
 
-#include "reader_internal.h"
+#include "text_word.h"
 
 static int is_blank(char c)
 {
@@ -494,213 +494,6 @@ int gx_text_decode(gx_trace_reader *r, gx_trace_rec *out, size_t max, size_t *n,
     return GX_OK;
 }
 
-/* ---- the column decoder's word-at-a-time fast path ---- */
-
-#define BYTES_01 0x0101010101010101ULL
-#define BYTES_80 0x8080808080808080ULL
-
-static uint64_t load_le64(const unsigned char *q)
-{
-    uint64_t w;
-    memcpy(&w, q, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    return w;
-}
-
-/* The bytes of w below '0' (blank, newline, ...), flagged by their high
- * bit; the lowest flag is exact (a borrow runs only upwards). */
-static inline uint64_t below_digits(uint64_t w)
-{
-    return (w - 0x30 * BYTES_01) & ~w & BYTES_80;
-}
-
-/* Each byte of w to the nibble it stands for as a hexadecimal digit ('0'..'9'
- * their low four bits, letters nine more: bit 6 tells them apart); any
- * byte gives 0..24, no carry between bytes. */
-static inline uint64_t hex_nibbles(uint64_t w)
-{
-    return (w & 0x0f * BYTES_01) + 9 * ((w >> 6) & BYTES_01);
-}
-
-/* The bytes of w (each >= '0', as below_digits leaves them) that are not
- * hexadecimal digits, flagged by their high bit, for nib = hex_nibbles(w):
- * a digit is below 0x80 and either '0'..'9' (bit 6 clear, bit 4 set,
- * nibble < 10) or a letter A-F / a-f (bit 6 set, bit 4 clear, nibble 10..15). */
-static inline uint64_t hex_bad(uint64_t w, uint64_t nib)
-{
-    const uint64_t ge10 = nib + 0x76 * BYTES_01, ge16 = nib + 0x70 * BYTES_01;
-    const uint64_t b6 = w << 1, b4 = w << 3; /* bits 6 and 4 at bit 7 */
-    return (ge10 ^ b6) | ge16 | ~(b6 ^ b4) | w;
-}
-
-/* The value of the nd (1..8) hexadecimal digits whose nibbles are the low
- * bytes of nib (first digit lowest, as in memory); 0 when a byte of those
- * is not a digit (*bad set). The digits are moved to the top (leading zero
- * nibbles), then pairs, quads and octets joined by a multiply each (the
- * earlier digit the more significant: it lands in the upper half). */
-static inline uint64_t hex_value8(uint64_t w, unsigned nd, uint64_t *bad)
-{
-    const unsigned sh = 8 * (8 - nd);
-    const uint64_t nib = hex_nibbles(w);
-    *bad |= (hex_bad(w, nib) << sh) & BYTES_80;
-    uint64_t x = nib << sh;
-    x = (x * (16 << 8 | 1)) >> 8 & 0x00ff00ff00ff00ffULL;
-    x = (x * (256 << 16 | 1)) >> 16 & 0x0000ffff0000ffffULL;
-    x = (x * (65536ULL << 32 | 1)) >> 32;
-    return x;
-}
-
-/* The hexadecimal digits at q (1-15 of them, then a byte below '0'): the
- * value into *v and the byte after the digits returned; NULL for anything
- * else (no digit, 16 or more, a byte that is not a digit). Reads 16 bytes
- * at q. */
-static inline const unsigned char *hex_word(const unsigned char *q, uint64_t *v)
-{
-    const uint64_t w0 = load_le64(q);
-    const uint64_t m0 = below_digits(w0);
-    uint64_t bad = 0;
-    if (m0) {
-        const unsigned nd = (unsigned)__builtin_ctzll(m0) >> 3;
-        if (!nd)
-            return NULL;
-        *v = hex_value8(w0, nd, &bad);
-        return bad ? NULL : q + nd;
-    }
-    const uint64_t w1 = load_le64(q + 8);
-    const uint64_t m1 = below_digits(w1);
-    if (!m1)
-        return NULL;
-    const unsigned nd = (unsigned)__builtin_ctzll(m1) >> 3;
-    uint64_t x = hex_value8(w0, 8, &bad);
-    if (nd)
-        x = x << (4 * nd) | hex_value8(w1, nd, &bad);
-    *v = x;
-    return bad ? NULL : q + 8 + nd;
-}
-
-/* op_code[c]: 1 + the global op of the op letter c (R W A, any case), 0
- * for other bytes. */
-static const unsigned char op_code[256] = {
-    ['R'] = 1 + GX_TRACE_READ,  ['r'] = 1 + GX_TRACE_READ,  ['W'] = 1 + GX_TRACE_WRITE,
-    ['w'] = 1 + GX_TRACE_WRITE, ['A'] = 1 + GX_TRACE_ATOMIC, ['a'] = 1 + GX_TRACE_ATOMIC};
-
-/* One common line parsed by fast_line's rules (a subset of them: 1-15
- * address digits), a word at a time, for a line that has at least 64
- * readable bytes from its start (the caller's bound; the line's newline
- * lies before them). Returns the next line's start, or NULL for any other
- * line (fast_line and parse_line then take it from its start). */
-typedef struct text_fast {
-    uint64_t addr;
-    uint32_t sm;
-    uint32_t size;
-    unsigned op;
-} text_fast;
-
-/* The last line's prefix "SM OP 0x" when it fits in one word (len <= 8
- * bytes): a line whose first len bytes are the same has the same SM and op
- * (the prefix ends at its "0x", the SM's digits end at the blank within
- * it), so it skips their parse (measured: ~20 instructions a line, 1 M text
- * random reads of one SM). opc 0 (the start, or a prefix longer than a
- * word): every line parses its own. */
-typedef struct text_pre {
-    uint64_t w, mask;
-    uint64_t len;
-    uint32_t sm;
-    unsigned opc;
-} text_pre;
-
-static inline __attribute__((always_inline)) const char *fast_line_word(const char *p,
-                                                                      uint64_t sm_max,
-                                                                      text_fast *f,
-                                                                      text_pre *pre)
-{
-    const unsigned char *q = (const unsigned char *)p;
-    const uint64_t w0 = load_le64(q);
-    uint64_t sm;
-    unsigned opc, d;
-    if (!((w0 ^ pre->w) & pre->mask) && pre->opc) {
-        sm = pre->sm;
-        opc = pre->opc;
-        q += pre->len;
-    } else {
-        d = (unsigned)q[0] - '0';
-        if (d > 9)
-            return NULL;
-        sm = d;
-        q++;
-        for (int nd = 1; (d = (unsigned)*q - '0') <= 9; nd++) {
-            if (nd == 10)
-                return NULL; /* 11 digits or more: over UINT32_MAX */
-            sm = sm * 10 + d;
-            q++;
-        }
-        /* " OP 0x": bytes 0, 2, 3, 4 fixed (x in either case), byte 1 the op */
-        const uint64_t w = load_le64(q);
-        const uint64_t shape = ' ' | ' ' << 16 | (uint64_t)'0' << 24 | (uint64_t)'x' << 32;
-        if (((w | 0x20ULL << 32) & 0xffffff00ffULL) != shape || sm > sm_max)
-            return NULL;
-        opc = op_code[w >> 8 & 0xff];
-        if (!opc)
-            return NULL;
-        q += 5;
-        const uint64_t len = (uint64_t)(q - (const unsigned char *)p);
-        pre->w = w0;
-        pre->len = len;
-        pre->mask = len < 8 ? (1ULL << (8 * len)) - 1 : ~0ULL;
-        pre->sm = (uint32_t)sm;
-        pre->opc = len <= 8 ? opc : 0;
-    }
-    uint64_t addr;
-    q = hex_word(q, &addr);
-    if (!q)
-        return NULL;
-    /* then "\n" or " S\n" with one size digit, else the longer sizes;
-     * addr < 2^60 (at most 15 digits): no access wraps past 2^64 */
-    unsigned size = GX_TRACE_DEFAULT_SIZE;
-    const uint32_t t = (uint32_t)load_le64(q);
-    if ((t & 0xff) == '\n') {
-        q += 1;
-    } else if ((t & 0xff00ff) == (' ' | '\n' << 16) && (d = (t >> 8 & 0xff) - '1') <= 8) {
-        size = d + 1;
-        q += 3;
-    } else {
-        if (*q != ' ' || (d = (unsigned)q[1] - '0') > 9)
-            return NULL;
-        size = d;
-        q += 2;
-        if ((d = (unsigned)*q - '0') <= 9) {
-            size = size * 10 + d;
-            q++;
-            if ((d = (unsigned)*q - '0') <= 9) {
-                size = size * 10 + d;
-                q++;
-            }
-        }
-        if (size < 1 || size > GX_TRACE_MAX_SIZE || *q != '\n')
-            return NULL;
-        q++;
-    }
-    f->addr = addr;
-    f->sm = (uint32_t)sm;
-    f->size = size;
-    f->op = opc - 1;
-    return (const char *)q;
-}
-
-/* The column state the fast path keeps in locals: the batch's counts and
- * whether a line may fold into entry k - 1 (gx_cols_put's rule: the same
- * SM and size, key; entry k - 1 global and within one merge block at
- * mbase; the line's address in that block and within it: addr - mbase <
- * mlim; mlim = 0 folds nothing). */
-typedef struct text_cols {
-    size_t k;
-    uint64_t ops[3], bytes;
-    uint64_t key, mbase, mlim;
-    size_t wide; /* gx_trace_cols.n_wide */
-} text_cols;
-
 static inline __attribute__((always_inline)) void text_cols_load(text_cols *s, const gx_trace_cols *c,
                                                              uint64_t mmask)
 {
@@ -773,43 +566,16 @@ int gx_text_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
     const uint64_t mb = c->merge_bytes > 1 ? c->merge_bytes : 0;
     const uint64_t mmask = mb ? mb - 1 : 0;
     const size_t max = c->cap;
-    uint64_t *const ca = c->addr;
-    uint8_t *const co = c->op;
-    uint32_t *const cs = c->sm, *const cr = c->rep;
-    uint16_t *const cz = c->size;
     /* the largest SM a line may name (sm_limit 0: any 32-bit one) */
     const uint64_t sm_max = r->sm_limit ? r->sm_limit - 1u : UINT32_MAX;
+    const text_word_env we = {word_end, c, sm_max, mb, mmask};
     text_cols s;
     text_cols_load(&s, c, mmask);
     unsigned long long line = tc.line;
-    text_pre pre = {0, 0, 0, 0, 0};
+    text_pre pre;
+    memset(&pre, 0, sizeof pre);
     while (p < end && s.k < max) {
-        /* the word path's run of common lines */
-        while (p < word_end && s.k < max) {
-            text_fast f;
-            const char *q = fast_line_word(p, sm_max, &f, &pre);
-            if (!q)
-                break;
-            line++;
-            p = q;
-            s.ops[f.op]++;
-            s.bytes += f.size;
-            const uint64_t key = f.sm | (uint64_t)f.size << 32;
-            if (key == s.key && f.addr - s.mbase < s.mlim) {
-                cr[s.k - 1]++;
-                continue;
-            }
-            const size_t k = s.k++;
-            ca[k] = f.addr;
-            cs[k] = f.sm;
-            cz[k] = (uint16_t)f.size;
-            co[k] = (uint8_t)f.op;
-            cr[k] = 0;
-            s.key = key;
-            s.mbase = f.addr & ~mmask;
-            s.mlim = (f.addr & mmask) + f.size <= mb ? mb - f.size + 1 : 0;
-            s.wide += !s.mlim; /* not within its merge block */
-        }
+        p = gx_text_words(&we, &s, &pre, p, &line); /* the word path's run of common lines */
         if (p >= end || s.k >= max)
             break;
         line++;
