@@ -31,17 +31,10 @@
  * and K lines drawn at random as the control.
  *
  * --classes C (the set index itself): then up to C congruence classes (sets)
- * of the slice's lines, one at a time: a random unassigned line x; a random
- * pool of unassigned lines (CLASS_POOL0, doubled until x's reload after it
- * misses the near level); the pool reduced to a minimal eviction set E of
- * --ways lines by group testing (ways + 1 groups, each dropped when x stays
- * evicted without it); then every unassigned line joins x's class when a
- * cyclic run over x, E and a chunk of unassigned lines slows it like E's own
- * lines in two timed rounds (E's set overflows; the chunk, at most
- * CLASS_SPREAD lines a set still unassigned, overflows none). The class
- * leaves the unassigned lines; a try whose reduction or run is unsure puts
- * its lines back. When the lines run out, the classes are the slice's sets.
- * Output --classes-csv: slice,class,offset.
+ * of the slice's lines by minimal eviction sets and cyclic runs
+ * (gx_setclass_partition, src/infer/evset/setclass.h); when the lines run
+ * out, the classes are the slice's sets. Output --classes-csv:
+ * slice,class,offset.
  *
  * Output: a summary line per slice on stdout; CSV rows
  * slice,target_offset,lines,chain,mean_cycles; --lines CSV: slice,offset for
@@ -57,6 +50,7 @@
 #include "gpuxray/parse.h"
 #include "gpuxray/rng.h"
 #include "gpuxray/target.h"
+#include "infer/evset/setclass.h"
 #include "infer/slice/slice_contend.h"
 
 #define MAX_SLICES 16u
@@ -260,243 +254,32 @@ static int stride_spectrum(gx_target *t, const opts *o, uint64_t slice, const ui
     return GX_OK;
 }
 
-/* ---- --classes: the congruence classes (sets) of a slice's lines ---- */
-
-/* Pool lines of the first eviction try (doubled until x is evicted) */
-#define CLASS_POOL0 2048u
-/* Lines a classifying run adds to E: few enough that no other set of the
- * slice gets more than ways of them (on average chunk / sets; 1024 over the
- * hundreds of sets of a GPU slice is a few a set) */
-#define CLASS_CHUNK 1024u
-/* ... and once classes are known, at most this many chunk lines a set still
- * unassigned on average (the unassigned lines / the mean class so far): the
- * last sets left hold all the lines, and a full chunk would overflow them */
-#define CLASS_SPREAD 4u
-#define CLASS_CHUNK_MIN 4u
-
-typedef struct class_ctx {
-    gx_target *t;
-    uint32_t sm;
-    size_t ways;
-    gx_seq_op *ops;
-    double *cyc;
-    double thr; /* a reload above it missed the near level */
-} class_ctx;
-
-/* x, the pool, x timed, the pool, x timed: 1 when both reloads miss. */
-static int evicts(class_ctx *c, uint64_t x, const uint64_t *pool, size_t n, int *out,
-                  gx_msg *msg)
-{
-    size_t k = 0;
-    c->ops[k++] = (gx_seq_op){x, GX_OP_LOAD, 0};
-    for (int rep = 0; rep < 2; rep++) {
-        for (size_t i = 0; i < n; i++)
-            c->ops[k++] = (gx_seq_op){pool[i], GX_OP_LOAD, 0};
-        c->ops[k++] = (gx_seq_op){x, GX_OP_LOAD, 1};
-    }
-    int rc = gx_target_seq(c->t, c->ops, k, c->sm, c->cyc, msg);
-    *out = rc == GX_OK && c->cyc[0] > c->thr && c->cyc[1] > c->thr;
-    return rc;
-}
-
-/* Reduces pool[0..*n) (x evicted by it) to a minimal eviction set in place:
- * ways + 1 groups, each dropped when x stays evicted without it, until ways
- * lines are left. GX_EUNSURE when a pass drops nothing. */
-static int reduce(class_ctx *c, uint64_t x, uint64_t *pool, size_t *n, uint64_t *tmp,
-                  gx_msg *msg)
-{
-    while (*n > c->ways) {
-        /* exactly ways + 1 groups: at least one holds none of the ways lines
-         * that evict x, so a pass drops at least one group */
-        const size_t g = c->ways + 1, n0 = *n;
-        size_t dropped = 0; /* lines of the groups so far that went */
-        for (size_t gi = 0; gi < g && *n > c->ways; gi++) {
-            size_t lo = gi * n0 / g - dropped, hi = (gi + 1) * n0 / g - dropped, m = 0;
-            for (size_t i = 0; i < *n; i++)
-                if (i < lo || i >= hi)
-                    tmp[m++] = pool[i];
-            int ev = 0, rc = evicts(c, x, tmp, m, &ev, msg);
-            if (rc != GX_OK)
-                return rc;
-            if (ev && m >= c->ways) {
-                memcpy(pool, tmp, m * sizeof *tmp);
-                dropped += hi - lo;
-                *n = m;
-            }
-        }
-        if (*n == n0)
-            return gx_fail(msg, GX_EUNSURE, "none of %zu groups of %zu lines could go", g,
-                           n0 / g);
-    }
-    return GX_OK;
-}
-
-/* The unassigned lines u[0..nu) (neither x nor E's lines among them) that
- * share the set of x and E (ways lines): a cyclic run over x, E and a chunk,
- * four rounds, the last two timed; a chunk line slower than thr in both
- * joins (E's set overflows, so all of its lines miss every round; the chunk
- * alone overflows no set; one slow round is an outlier). found[] gets them;
- * *nf their count. GX_EUNSURE when E's own lines do not miss. */
-static int classify(class_ctx *c, uint64_t x, const uint64_t *e, const uint64_t *u, size_t nu,
-                    size_t chunk, uint64_t *found, size_t *nf, gx_msg *msg)
-{
-    *nf = 0;
-    const size_t w = c->ways;
-    for (size_t lo = 0; lo < nu; lo += chunk) {
-        const size_t m = nu - lo < chunk ? nu - lo : chunk, round = m + w + 1;
-        size_t k = 0;
-        for (int r = 0; r < 4; r++) {
-            const uint8_t timed = r >= 2;
-            c->ops[k++] = (gx_seq_op){x, GX_OP_LOAD, timed};
-            for (size_t i = 0; i < w; i++)
-                c->ops[k++] = (gx_seq_op){e[i], GX_OP_LOAD, timed};
-            for (size_t i = 0; i < m; i++)
-                c->ops[k++] = (gx_seq_op){u[lo + i], GX_OP_LOAD, timed};
-        }
-        int rc = gx_target_seq(c->t, c->ops, k, c->sm, c->cyc, msg);
-        if (rc != GX_OK)
-            return rc;
-        const double *r2 = c->cyc, *r3 = c->cyc + round;
-        size_t slow_e = 0;
-        for (size_t i = 0; i <= w; i++)
-            slow_e += r2[i] > c->thr && r3[i] > c->thr;
-        if (slow_e * 2 < w + 1)
-            return gx_fail(msg, GX_EUNSURE, "E's set did not overflow (%zu of %zu slow)", slow_e,
-                           w + 1);
-        for (size_t i = 0; i < m; i++)
-            if (r2[w + 1 + i] > c->thr && r3[w + 1 + i] > c->thr)
-                found[(*nf)++] = u[lo + i];
-    }
-    return GX_OK;
-}
-
-/* Removes the value x from u[0..*n) (order not kept); 0 when absent. */
-static int take_out(uint64_t *u, size_t *n, uint64_t x)
-{
-    for (size_t j = 0; j < *n; j++)
-        if (u[j] == x) {
-            u[j] = u[--*n];
-            return 1;
-        }
-    return 0;
-}
-
-/* thr: halfway between a line's near reload and its reload after every line
- * of v (its set overflows many times over). */
-static int class_threshold(class_ctx *c, const uint64_t *v, size_t n, gx_msg *msg)
-{
-    size_t k = 0, cap = n < 16384 ? n : 16384;
-    c->ops[k++] = (gx_seq_op){v[0], GX_OP_LOAD, 0};
-    for (int i = 0; i < 5; i++)
-        c->ops[k++] = (gx_seq_op){v[0], GX_OP_LOAD, 1};
-    for (size_t i = 1; i < cap; i++)
-        c->ops[k++] = (gx_seq_op){v[i], GX_OP_LOAD, 0};
-    c->ops[k++] = (gx_seq_op){v[0], GX_OP_LOAD, 1};
-    int rc = gx_target_seq(c->t, c->ops, k, c->sm, c->cyc, msg);
-    if (rc != GX_OK)
-        return rc;
-    double hit = c->cyc[4], miss = c->cyc[5];
-    for (int i = 1; i < 5; i++)
-        hit = c->cyc[i] < hit ? c->cyc[i] : hit;
-    c->thr = hit + (miss - hit) / 4; /* a far hit of a near-far L2 may lie near DRAM */
-    printf("classes: near reload %.0f cycles, after %zu lines %.0f: threshold %.0f\n", hit,
-           cap - 1, miss, c->thr);
-    return miss > hit + 40 ? GX_OK
-                           : gx_fail(msg, GX_EUNSURE, "no miss after %zu lines", cap - 1);
-}
-
-/* --classes: up to o->classes congruence classes of the n lines v. */
+/* --classes: up to o->classes congruence classes of the n lines v
+ * (gx_setclass_partition), rows slice,class,offset in the order found. */
 static int set_classes(gx_target *t, const opts *o, uint64_t slice, const uint64_t *v, size_t n,
                        gx_rng *r, FILE *csv, gx_msg *msg)
 {
-    size_t opcap = 2 * n + 64 + 4 * (CLASS_CHUNK + o->ways + 1);
-    class_ctx c = {t, (uint32_t)o->sm, (size_t)o->ways, malloc(opcap * sizeof *c.ops),
-                   malloc(opcap * sizeof *c.cyc), 0};
-    uint64_t *u = malloc(n * sizeof *u), *pool = malloc(n * sizeof *u);
-    uint64_t *tmp = malloc(n * sizeof *u), *found = malloc(n * sizeof *u);
-    int rc = GX_OK;
-    if (!c.ops || !c.cyc || !u || !pool || !tmp || !found) {
-        rc = gx_fail(msg, GX_ENOMEM, "out of memory");
-        goto out;
-    }
-    memcpy(u, v, n * sizeof *u);
-    size_t nu = n, sizes_lo = n, sizes_hi = 0, unsure = 0, done = 0, assigned = 0;
-    if ((rc = class_threshold(&c, v, n, msg)) != GX_OK)
-        goto out;
+    int32_t *cls = malloc((n ? n : 1) * sizeof *cls);
+    if (!cls)
+        return gx_fail(msg, GX_ENOMEM, "out of memory");
+    gx_setclass_result res;
     double t0 = gx_monotonic_seconds();
-    for (uint64_t cl = 0; cl < o->classes && nu > o->ways + 1; cl++) {
-        size_t xi = (size_t)gx_rng_below(r, nu);
-        uint64_t x = u[xi];
-        u[xi] = u[--nu];
-        int ev = 0;
-        size_t np = 0;
-        for (size_t want = CLASS_POOL0; !ev; want *= 2) {
-            np = want < nu ? want : nu;
-            memcpy(pool, u, nu * sizeof *u);
-            gx_rng_shuffle_u64(r, pool, nu);
-            if ((rc = evicts(&c, x, pool, np, &ev, msg)) != GX_OK)
-                goto out;
-            if (np == nu)
-                break;
-        }
-        int red = ev ? reduce(&c, x, pool, &np, tmp, msg) : GX_EUNSURE;
-        if (red != GX_OK) {
-            if (red != GX_EUNSURE) {
-                rc = red;
-                goto out;
-            }
-            unsure++; /* x back among the unassigned lines */
-            u[nu++] = x;
-            continue;
-        }
-        for (size_t i = 0; i < np; i++) /* E's lines leave u: the class holds them */
-            take_out(u, &nu, pool[i]);
-        size_t nf = 0, chunk = CLASS_CHUNK;
-        if (done) { /* CLASS_SPREAD lines a set left, on average */
-            size_t spread = CLASS_SPREAD * nu * done / assigned;
-            chunk = spread < chunk ? spread : chunk;
-            chunk = chunk < CLASS_CHUNK_MIN ? CLASS_CHUNK_MIN : chunk;
-        }
-        if ((rc = classify(&c, x, pool, u, nu, chunk, found, &nf, msg)) != GX_OK) {
-            if (rc != GX_EUNSURE)
-                goto out;
-            unsure++;
-            rc = GX_OK;
-            u[nu++] = x; /* x and E back among the unassigned lines */
-            for (size_t i = 0; i < np; i++)
-                u[nu++] = pool[i];
-            continue;
-        }
-        /* the class: x, E and the lines found; those out of u */
-        memcpy(found + nf, pool, np * sizeof *pool);
-        nf += np;
-        if (csv)
-            fprintf(csv, "%llu,%llu,%llu\n", (unsigned long long)slice, (unsigned long long)cl,
-                    (unsigned long long)x);
-        for (size_t i = 0; i < nf; i++) {
-            if (csv)
-                fprintf(csv, "%llu,%llu,%llu\n", (unsigned long long)slice,
-                        (unsigned long long)cl, (unsigned long long)found[i]);
-            take_out(u, &nu, found[i]);
-        }
-        if (csv)
-            fflush(csv); /* each class kept should the run be cut short */
-        assigned += nf + 1;
-        sizes_lo = nf + 1 < sizes_lo ? nf + 1 : sizes_lo;
-        sizes_hi = nf + 1 > sizes_hi ? nf + 1 : sizes_hi;
-        done++;
+    int rc = gx_setclass_partition(t, v, n, (uint32_t)o->sm, (uint32_t)o->ways,
+                                   (size_t)o->classes, r, cls, &res, msg);
+    if (rc == GX_OK) {
+        printf("classes: near reload %.0f cycles, after the slice's lines %.0f: threshold %.0f\n",
+               res.near_cycles, res.miss_cycles, res.threshold);
+        printf("slice %llu: %zu classes of %zu..%zu lines (%zu tries unsure), %zu of %zu lines "
+               "left (%.1f s, %llu launches)\n",
+               (unsigned long long)slice, res.classes, res.min_size, res.max_size, res.unsure,
+               res.unassigned, n, gx_monotonic_seconds() - t0, (unsigned long long)res.launches);
+        for (size_t k = 0; csv && k < res.classes; k++)
+            for (size_t i = 0; i < n; i++)
+                if (cls[i] == (int32_t)k)
+                    fprintf(csv, "%llu,%zu,%llu\n", (unsigned long long)slice, k,
+                            (unsigned long long)v[i]);
     }
-    printf("slice %llu: %zu classes of %zu..%zu lines (%zu tries unsure), %zu of %zu lines "
-           "left (%.1f s)\n",
-           (unsigned long long)slice, done, done ? sizes_lo : 0, sizes_hi, unsure, nu, n,
-           gx_monotonic_seconds() - t0);
-out:
-    free(c.ops);
-    free(c.cyc);
-    free(u);
-    free(pool);
-    free(tmp);
-    free(found);
+    free(cls);
     return rc;
 }
 

@@ -7,8 +7,9 @@
 # the count out and discovery --only sets must write sets_per_slice and
 # l2.capacity_bytes equal to the truth, from a knee of 320 x 32 lines. On
 # the same profile with random frames (tests/data/hopper-320-random.json)
-# the knee is soft and the fallback must refuse: no sets_per_slice, a
-# "not established" row.
+# the knee is soft and refused; the congruence classes of the slice's lines
+# (gx_setclass_partition) must then sort every line into exactly the truth's
+# 320 sets, and the count and capacity match the truth.
 # Usage: bash tests/sets_capacity.sh /path/to/gpuxray   (from the source dir)
 set -u
 gx=${1:?usage: sets_capacity.sh /path/to/gpuxray}
@@ -18,7 +19,7 @@ fail=0
 c=tests/data/hopper-320-contiguous.json
 r=tests/data/hopper-320-random.json
 "$gx" discover --target "sim:$c" --only sets -o "$T/c.json" >"$T/c.txt" 2>"$T/c.err"
-grep -q "^l2.sets_per_slice  *320 .*one slice:.*320 x 32" "$T/c.txt" || {
+grep -q "^l2.sets_per_slice  *320 .*congruence classes" "$T/c.txt" || {
   echo "FAIL: no capacity-derived count on $c:"; grep -E "^l2.sets" "$T/c.txt"; fail=1; }
 "$gx" compare "$c" "$T/c.json" >"$T/cmp.txt" 2>&1
 for f in l2.sets_per_slice l2.capacity_bytes; do
@@ -26,14 +27,13 @@ for f in l2.sets_per_slice l2.capacity_bytes; do
     echo "FAIL: $f not matched:"; grep "^$f" "$T/cmp.txt"; fail=1; }
 done
 "$gx" discover --target "sim:$r" --only sets -o "$T/r.json" >"$T/r.txt" 2>"$T/r.err"
-grep -q "^l2.sets_per_slice (capacity)  *unknown .*soft, not established" "$T/r.txt" || {
-  echo "FAIL: the fallback did not refuse on $r:"; grep -E "^l2.sets" "$T/r.txt"; fail=1; }
-python3 - "$T/r.json" <<'PY' || fail=1
-import json, sys
-l2 = json.load(open(sys.argv[1])).get("l2") or {}
-if l2.get("sets_per_slice") or l2.get("capacity_bytes"):
-    sys.exit("FAIL: random frames: sets_per_slice %s capacity %s written"
-             % (l2.get("sets_per_slice"), l2.get("capacity_bytes")))
-PY
+grep -q "^l2.sets_per_slice  *320 .*congruence classes" "$T/r.txt" || {
+  echo "FAIL: no count from congruence classes after the soft knee on $r:"
+  grep -E "^l2.sets" "$T/r.txt"; fail=1; }
+"$gx" compare "$r" "$T/r.json" >"$T/rcmp.txt" 2>&1
+for f in l2.sets_per_slice l2.capacity_bytes; do
+  grep -q "^$f  *[0-9]*  *[0-9]*  *match" "$T/rcmp.txt" || {
+    echo "FAIL: random frames: $f not matched:"; grep "^$f" "$T/rcmp.txt"; fail=1; }
+done
 [ $fail -eq 0 ] && echo "sets_capacity: ok"
 exit $fail

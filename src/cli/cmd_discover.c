@@ -162,13 +162,24 @@ static int write_report_dir(const gx_report *rep, const gx_profile *found, const
     return GX_EXIT_OK;
 }
 
+/* 1 when a row of the parameter put it in the profile (a later method of
+ * the stage may establish what an earlier one left out). */
+static int row_written(const gx_report *rep, const char *parameter)
+{
+    for (int i = 0; i < rep->n_rows; i++)
+        if (rep->rows[i].in_profile && !strcmp(rep->rows[i].parameter, parameter))
+            return 1;
+    return 0;
+}
+
 /* Contract 3: a field the stages measured but left out of the profile as
  * unsure makes discovery incomplete (exit 1); the profile keeps the rest. */
 static int report_left_out(const gx_report *rep)
 {
     int n = 0;
     for (int i = 0; i < rep->n_rows; i++)
-        if (!rep->rows[i].in_profile && !isnan(rep->rows[i].confidence)) { /* NaN: a note */
+        if (!rep->rows[i].in_profile && !isnan(rep->rows[i].confidence) && /* NaN: a note */
+            !row_written(rep, rep->rows[i].parameter)) {
             if (!n++)
                 fprintf(stderr, "gpuxray: discovery incomplete: left out of the profile as unsure:");
             fprintf(stderr, " %s", rep->rows[i].parameter);

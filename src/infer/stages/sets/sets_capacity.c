@@ -29,6 +29,17 @@
  *   of R (sets = knee / R) and slices x sets x ways x line agrees with the
  *   levels (sets_write_sets); otherwise "not established" with the numbers.
  *
+ * - When the knee does not establish the count: the congruence classes of
+ *   the first SETSCAP_CLASS_LINES x sets_est of those lines
+ *   (gx_setclass_partition, src/infer/evset/setclass.h): minimal eviction
+ *   sets and cyclic runs sort every line into its set. Written when every
+ *   line ends in a class (no set of the prefix is missed: each holds more
+ *   than ways lines), the classes' sizes lie within SETSCAP_CLASS_SPREAD of
+ *   each other (the even spread the knee assumes), and the capacity
+ *   cross-check agrees; sets = the classes. On an H200 (2 slices x 64
+ *   pages, bench/slice_capacity --classes) every line fell into exactly 320
+ *   classes of 68-72 lines, where the knee read 315-316.
+ *
  * Notes: random frames spread a slice's lines over its sets unevenly
  * (binomially), so the first sets overflow well before the knee and the
  * rise is soft: the method refuses there. Costs: 2 + 4 x pages contention
@@ -43,6 +54,7 @@
 
 #include "gpuxray/stats.h"
 
+#include "../../evset/setclass.h"
 #include "../../slice/slice_contend.h"
 #include "sets_internal.h"
 
@@ -72,6 +84,13 @@
 #define SETSCAP_REPS 4u         /* timed loads a contention probe (bench/slice_capacity's) */
 #define SETSCAP_ROUNDS 2u       /* warm and timed rounds of a chase */
 #define SETSCAP_STREAM 0x5e75ca9ull /* the fallback's own random stream */
+#define SETSCAP_CLASS_LINES 24.0 /* lines a set (of the estimate) the classes sort: 1.5 x
+                                   16 ways, so with an estimate up to ~25% low every set of
+                                   an even spread still holds more than ways lines to be
+                                   evicted by (the H200's estimate ~290 of 320: ~22 a set);
+                                   the classes' cost grows with the lines */
+#define SETSCAP_CLASS_SPREAD 1.5 /* the largest class at most 1.5 x the smallest (the H200:
+                                    72 / 68; classes of one set each on an even spread) */
 
 typedef struct setscap {
     gx_infer *ctx;
@@ -94,7 +113,9 @@ static uint32_t reach_from_levels(const gx_infer *ctx)
     return fabs(r - 2.0) <= SETSCAP_RATIO_TOL ? 2 * ctx->ways.ways : 0;
 }
 
-/* The lines of pages 0.. that line 0's slice holds, until `want` of them. */
+/* The lines of pages 0.. that line 0's slice holds, until `want` of them
+ * (resumed at the first page not yet joined: a second call adds to the
+ * first's lines). */
 static int gather(setscap *c, size_t want, gx_msg *m)
 {
     gx_infer *ctx = c->ctx;
@@ -107,7 +128,8 @@ static int gather(setscap *c, size_t want, gx_msg *m)
     sc_partition *p = calloc(1, sizeof *p);
     uint64_t *buf = malloc(nl * sizeof *buf), zero = 0;
     int *cls = malloc(nl * sizeof *cls);
-    c->lines = malloc((size_t)pages * nl * sizeof *c->lines);
+    if (!c->lines)
+        c->lines = malloc((size_t)pages * nl * sizeof *c->lines);
     int rc = p && buf && cls && c->lines ? GX_OK : gx_fail(m, GX_ENOMEM, "out of memory");
     double base[2] = {0, 0};
     gx_contend_req q = {0, 0, &zero, 1, SETSCAP_REPS, 0};
@@ -117,7 +139,7 @@ static int gather(setscap *c, size_t want, gx_msg *m)
         rc = gx_target_contend(ctx->t, &q, &base[i], m);
     p->classes = 1;
     p->first_base[0] = fmin(base[0], base[1]);
-    for (uint64_t pg = 0; rc == GX_OK && pg < pages && c->n < want; pg++) {
+    for (uint64_t pg = c->pages; rc == GX_OK && pg < pages && c->n < want; pg++) {
         size_t none = 0, twice = 0;
         sc_page_lines(pg * page, ctx->line.line_bytes, nl, buf);
         rc = sc_join_lines(ctx->t, &o, p, buf, nl, cls, &none, &twice, m);
@@ -127,7 +149,7 @@ static int gather(setscap *c, size_t want, gx_msg *m)
                 c->lines[c->n++] = buf[i];
     }
     gx_target_get_stats(ctx->t, &t1);
-    c->launches = (uint32_t)(t1.calls - t0.calls);
+    c->launches += (uint32_t)(t1.calls - t0.calls);
     free(p);
     free(buf);
     free(cls);
@@ -257,6 +279,57 @@ static int measure(setscap *c, uint32_t reach, double sets_est, uint32_t *sets, 
     return GX_OK;
 }
 
+/* The count from the congruence classes of the gathered lines' prefix
+ * (see Method); *sets 0 with the reason in how when not established. */
+static int by_classes(setscap *c, double sets_est, uint32_t *sets, char *how, size_t hn)
+{
+    gx_infer *ctx = c->ctx;
+    size_t n = (size_t)(SETSCAP_CLASS_LINES * sets_est);
+    gx_msg gm;
+    int grc = gather(c, n, &gm);
+    if (grc == GX_ENOMEM)
+        return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    *sets = 0;
+    if (grc != GX_OK) {
+        snprintf(how, hn, "contention: %.150s", gm.text);
+        return GX_OK;
+    }
+    n = n < c->n ? n : c->n;
+    int32_t *cls = malloc((n ? n : 1) * sizeof *cls);
+    if (!cls)
+        return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    gx_setclass_result res;
+    gx_msg m;
+    size_t most = (size_t)(2 * sets_est) + 64; /* classes at most: past it, not one set each */
+    int rc = gx_setclass_partition(ctx->t, c->lines, n, 0, ctx->ways.ways, most, &c->rng, cls,
+                                   &res, &m);
+    free(cls);
+    if (rc == GX_ENOMEM)
+        return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    if (rc != GX_OK) {
+        snprintf(how, hn, "classes: %.150s", m.text);
+        return GX_OK;
+    }
+    int even = res.classes && (double)res.max_size <= SETSCAP_CLASS_SPREAD * (double)res.min_size;
+    /* a last set of at most ways + 1 lines cannot be evicted by its own lines; under the even
+     * spread the others show, the few lines left are one set (two would hold half as many
+     * each, far below the smallest class / SETSCAP_CLASS_SPREAD) */
+    int tail = even && res.unassigned && res.unassigned <= (size_t)ctx->ways.ways + 1 &&
+               (double)res.unassigned * SETSCAP_CLASS_SPREAD >= (double)res.min_size;
+    size_t count = res.classes + (tail ? 1 : 0);
+    if (res.unassigned && !tail)
+        snprintf(how, hn, "classes: %zu of %zu lines left after %zu classes (%zu..%zu lines), "
+                 "not established", res.unassigned, n, res.classes, res.min_size, res.max_size);
+    else
+        snprintf(how, hn, "every one of %zu lines of one slice in one of %zu congruence classes "
+                 "(%zu..%zu lines%s, %zu tries unsure, %llu launches)%s", n, count,
+                 res.min_size, res.max_size, tail ? ", the last by elimination" : "", res.unsure,
+                 (unsigned long long)res.launches, even ? "" : ": uneven, not established");
+    if ((!res.unassigned || tail) && even)
+        *sets = (uint32_t)count;
+    return GX_OK;
+}
+
 int sets_capacity(sets_ctx *s, int rc)
 {
     gx_infer *ctx = s->ctx;
@@ -281,7 +354,17 @@ int sets_capacity(sets_ctx *s, int rc)
     gx_target_stats t0, t1;
     gx_target_get_stats(ctx->t, &t0);
     uint32_t sets = 0;
-    int mrc = measure(&c, reach, sets_est, &sets, how, sizeof how);
+    /* the classes first (exact where they establish the count), the knee after */
+    char cls_how[256] = "";
+    int mrc = by_classes(&c, sets_est, &sets, cls_how, sizeof cls_how);
+    if (mrc == GX_OK && !sets) {
+        mrc = measure(&c, reach, sets_est, &sets, how, sizeof how);
+        char knee[160];
+        snprintf(knee, sizeof knee, "%.159s", how);
+        snprintf(how, sizeof how, "%.90s; knee: %.150s", cls_how, knee);
+    } else {
+        snprintf(how, sizeof how, "%s", cls_how);
+    }
     gx_target_get_stats(ctx->t, &t1);
     free(c.lines);
     free(c.chain);
