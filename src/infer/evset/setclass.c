@@ -3,7 +3,13 @@
  * H200 (docs/nvidia-h200.md, data/nvidia-h200/setclass-2026-12-03).
  *
  * Method, one class at a time:
- * - a random unassigned line x; a random pool of unassigned lines,
+ * - an overflowing sample: a cyclic run over half the unassigned lines at
+ *   random; the lines slow in its timed rounds belong to the few sets that
+ *   hold more than ways of the sample (grown by SETCLASS_SAMPLE_STEP when
+ *   none does); x is one of them and the others its first pool (small:
+ *   the reduction then costs little);
+ * - else (or when that pool does not evict x) a random unassigned line x; a
+ *   random pool of unassigned lines,
  *   SETCLASS_POOL0 and grown by half until it evicts x (x, the pool, x
  *   timed, and when that reload misses the pool and x timed again: both
  *   reloads past the threshold);
@@ -39,6 +45,11 @@
 #define SETCLASS_THR_FRAC 0.25 /* threshold: this far from the near reload to the full miss */
 #define SETCLASS_MIN_GAP 40.0  /* cycles between them at least: otherwise no miss seen */
 #define SETCLASS_CAL_LINES 16384u /* lines the calibration's miss runs over, at most */
+#define SETCLASS_SAMPLE 0.5 /* the overflowing sample: half the unassigned lines (an even
+                               spread of ~24 lines a set gives ~12 +- 2.4 each: a few sets
+                               past ways, whose lines make small pools) */
+#define SETCLASS_SAMPLE_STEP 0.15 /* ... grown by this when no set overflows */
+#define SETCLASS_MINIMAL_POOL 2048u /* pools up to this size reduce to exactly ways lines */
 #define SETCLASS_E_WAYS 2u /* the reduction stops at 2 x ways lines: E need not be
                               minimal, only overflow x's set and no other (its other
                               lines are a few of other sets); the last passes of a
@@ -102,11 +113,15 @@ static int evicts(sc_run *c, uint64_t x, const uint64_t *pool, size_t n, int *ou
     return GX_OK;
 }
 
-/* pool[0..*n) (it evicts x) reduced in place to at most SETCLASS_E_WAYS x
- * ways lines that still do. */
+/* pool[0..*n) (it evicts x) reduced in place to lines that still do: ways
+ * of them from a pool of at most SETCLASS_MINIMAL_POOL, else at most
+ * SETCLASS_E_WAYS x ways. */
 static int reduce(sc_run *c, uint64_t x, uint64_t *pool, size_t *n, uint64_t *tmp, gx_msg *msg)
 {
-    while (*n > SETCLASS_E_WAYS * c->ways) {
+    /* a small pool (the overflowing sample's) holds other sets' lines in bulk: E must then
+     * be minimal, or its other lines could overflow their own sets in classify's runs */
+    const size_t target = *n > SETCLASS_MINIMAL_POOL ? SETCLASS_E_WAYS * c->ways : c->ways;
+    while (*n > target) {
         const size_t g = c->ways + 1, n0 = *n;
         size_t gone = 0; /* lines of the groups dropped so far in this pass */
         for (size_t gi = 0; gi < g && *n > c->ways; gi++) {
@@ -213,15 +228,21 @@ static size_t chunk_for(size_t left, size_t classes, size_t assigned)
 
 /* One class from the random unassigned line u->idx[pick]: 1 into *made
  * when found (class_of[] set, the lines out of u), 0 when unsure. */
-static int one_class(sc_run *c, const uint64_t *lines, sc_free *u, size_t pick, int32_t id,
-                     size_t chunk, gx_rng *r, uint64_t *pool, uint64_t *tmp, size_t *found,
-                     uint8_t *e_slow, int32_t *class_of, size_t *size, gx_msg *msg)
+static int one_class(sc_run *c, const uint64_t *lines, sc_free *u, size_t xi, const size_t *cand,
+                     size_t ncand, int32_t id, size_t chunk, gx_rng *r, uint64_t *pool,
+                     uint64_t *tmp, size_t *found, uint8_t *e_slow, int32_t *class_of,
+                     size_t *size, gx_msg *msg)
 {
-    const size_t xi = u->idx[pick];
     const uint64_t x = lines[xi];
     free_take(u, xi);
     int ev = 0, rc = GX_OK;
     size_t np = 0;
+    /* the overflowing sample's slow lines first: x's set overflowed among them */
+    for (size_t i = 0; i < ncand; i++)
+        if (cand[i] != xi && u->place[cand[i]] != SIZE_MAX)
+            pool[np++] = lines[cand[i]];
+    if (np > c->ways && (rc = evicts(c, x, pool, np, &ev, msg)) != GX_OK)
+        return rc;
     for (size_t want = SETCLASS_POOL0; !ev; want += want / 2) {
         np = want < u->n ? want : u->n;
         for (size_t i = 0; i < u->n; i++)
@@ -271,6 +292,45 @@ static int one_class(sc_run *c, const uint64_t *lines, sc_free *u, size_t pick, 
     return GX_OK;
 }
 
+/* The overflowing sample: frac of the unassigned lines at random, a cyclic
+ * run over them (four rounds, the last two timed); slow[] gets the lines
+ * slow in both, *ns of them: the lines of the few sets that hold more than
+ * ways of the sample. */
+static int sample_overflow(sc_run *c, const uint64_t *lines, const sc_free *u, double frac,
+                           gx_rng *r, size_t *scratch, size_t *slow, size_t *ns, gx_msg *msg)
+{
+    size_t q = (size_t)(frac * (double)u->n);
+    q = q < u->n ? q : u->n;
+    memcpy(scratch, u->idx, u->n * sizeof *scratch);
+    for (size_t i = 0; i < q; i++) { /* a partial shuffle: the first q at random */
+        size_t j = i + (size_t)gx_rng_below(r, u->n - i), t = scratch[i];
+        scratch[i] = scratch[j];
+        scratch[j] = t;
+    }
+    size_t k = 0;
+    for (int rd = 0; rd < 4; rd++)
+        for (size_t i = 0; i < q; i++)
+            c->ops[k++] = (gx_seq_op){lines[scratch[i]], GX_OP_LOAD, (uint8_t)(rd >= 2)};
+    int rc = gx_target_seq(c->t, c->ops, k, c->sm, c->cyc, msg);
+    *ns = 0;
+    if (rc != GX_OK)
+        return rc;
+    for (size_t i = 0; i < q; i++)
+        if (c->cyc[i] > c->thr && c->cyc[q + i] > c->thr)
+            slow[(*ns)++] = scratch[i];
+    return GX_OK;
+}
+
+/* The slow lines still unassigned, kept in place; their count. */
+static size_t slow_left(const sc_free *u, size_t *slow, size_t ns)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (u->place[slow[i]] != SIZE_MAX)
+            slow[k++] = slow[i];
+    return k;
+}
+
 int gx_setclass_partition(gx_target *t, const uint64_t *lines, size_t n, uint32_t sm,
                           uint32_t ways, size_t max_classes, gx_rng *r, int32_t *class_of,
                           gx_setclass_result *res, gx_msg *msg)
@@ -285,12 +345,15 @@ int gx_setclass_partition(gx_target *t, const uint64_t *lines, size_t n, uint32_
     sc_run c = {t, sm, ways, malloc(opcap * sizeof *c.ops), malloc(opcap * sizeof *c.cyc), 0};
     sc_free u = {malloc(n * sizeof(size_t)), malloc(n * sizeof(size_t)), n};
     uint64_t *pool = malloc(n * sizeof *pool), *tmp = malloc(n * sizeof *tmp);
-    size_t *found = malloc(n * sizeof *found);
+    size_t *found = malloc(n * sizeof *found), *slow = malloc(n * sizeof *slow);
+    size_t *scratch = malloc(n * sizeof *scratch), ns = 0;
+    double frac = SETCLASS_SAMPLE;
     uint8_t *e_slow = malloc(SETCLASS_E_WAYS * (size_t)ways + 1);
     int rc = GX_OK;
     gx_target_stats s0, s1;
     gx_target_get_stats(t, &s0);
-    if (!c.ops || !c.cyc || !u.idx || !u.place || !pool || !tmp || !found || !e_slow) {
+    if (!c.ops || !c.cyc || !u.idx || !u.place || !pool || !tmp || !found || !e_slow ||
+        !slow || !scratch) {
         rc = gx_fail(msg, GX_ENOMEM, "out of memory");
         goto out;
     }
@@ -302,9 +365,17 @@ int gx_setclass_partition(gx_target *t, const uint64_t *lines, size_t n, uint32_
     res->min_size = SIZE_MAX;
     while (res->classes < max_classes && u.n > ways + 1) {
         size_t size = 0, chunk = chunk_for(u.n, res->classes, assigned);
-        size_t pick = (size_t)gx_rng_below(r, u.n);
-        rc = one_class(&c, lines, &u, pick, (int32_t)res->classes, chunk, r, pool, tmp, found,
-                       e_slow, class_of, &size, msg);
+        if ((ns = slow_left(&u, slow, ns)) <= ways) {
+            if ((rc = sample_overflow(&c, lines, &u, frac, r, scratch, slow, &ns, msg)) != GX_OK)
+                goto out;
+            if (ns <= ways) { /* no set overflowed: a larger sample next (all lines at most) */
+                frac = frac + SETCLASS_SAMPLE_STEP < 1.0 ? frac + SETCLASS_SAMPLE_STEP : 1.0;
+                ns = 0;
+            }
+        }
+        size_t xi = ns > ways ? slow[gx_rng_below(r, ns)] : u.idx[gx_rng_below(r, u.n)];
+        rc = one_class(&c, lines, &u, xi, slow, ns > ways ? ns : 0, (int32_t)res->classes, chunk,
+                       r, pool, tmp, found, e_slow, class_of, &size, msg);
         if (rc != GX_OK)
             goto out;
         if (!size) {
@@ -331,6 +402,8 @@ out:
     free(pool);
     free(tmp);
     free(found);
+    free(slow);
+    free(scratch);
     free(e_slow);
     return rc;
 }

@@ -34,8 +34,8 @@
  *   (gx_setclass_partition, src/infer/evset/setclass.h): minimal eviction
  *   sets and cyclic runs sort every line into its set. Written when every
  *   line ends in a class (no set of the prefix is missed: each holds more
- *   than ways lines), the classes' sizes lie within SETSCAP_CLASS_SPREAD of
- *   each other (the even spread the knee assumes), and the capacity
+ *   than ways lines; the last few may be one set, see by_classes), no class
+ *   reaches SETSCAP_CLASS_MERGED x the mean (two sets taken for one), and the capacity
  *   cross-check agrees; sets = the classes. On an H200 (2 slices x 64
  *   pages, bench/slice_capacity --classes) every line fell into exactly 320
  *   classes of 68-72 lines, where the knee read 315-316.
@@ -89,8 +89,10 @@
                                    an even spread still holds more than ways lines to be
                                    evicted by (the H200's estimate ~290 of 320: ~22 a set);
                                    the classes' cost grows with the lines */
-#define SETSCAP_CLASS_SPREAD 1.5 /* the largest class at most 1.5 x the smallest (the H200:
-                                    72 / 68; classes of one set each on an even spread) */
+#define SETSCAP_CLASS_MERGED 1.6 /* the largest class below 1.6 x the mean: two sets taken
+                                    for one would hold about twice the mean; one set of an
+                                    uneven spread (random frames in the sim) ~1.3 x, the
+                                    H200's 72 of 69.75 1.03 x */
 
 typedef struct setscap {
     gx_infer *ctx;
@@ -310,12 +312,13 @@ static int by_classes(setscap *c, double sets_est, uint32_t *sets, char *how, si
         snprintf(how, hn, "classes: %.150s", m.text);
         return GX_OK;
     }
-    int even = res.classes && (double)res.max_size <= SETSCAP_CLASS_SPREAD * (double)res.min_size;
-    /* a last set of at most ways + 1 lines cannot be evicted by its own lines; under the even
-     * spread the others show, the few lines left are one set (two would hold half as many
-     * each, far below the smallest class / SETSCAP_CLASS_SPREAD) */
+    const double mean = res.classes ? (double)(n - res.unassigned) / (double)res.classes : 0;
+    int even = res.classes && (double)res.max_size < SETSCAP_CLASS_MERGED * mean;
+    /* a last set of at most ways + 1 lines cannot be evicted by its own lines; when the
+     * classes are one set each, the few lines left are one set if they are at least as many
+     * as the smallest class less a third (two sets would hold half as many each) */
     int tail = even && res.unassigned && res.unassigned <= (size_t)ctx->ways.ways + 1 &&
-               (double)res.unassigned * SETSCAP_CLASS_SPREAD >= (double)res.min_size;
+               3 * res.unassigned >= 2 * res.min_size;
     size_t count = res.classes + (tail ? 1 : 0);
     if (res.unassigned && !tail)
         snprintf(how, hn, "classes: %zu of %zu lines left after %zu classes (%zu..%zu lines), "
