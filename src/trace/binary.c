@@ -560,7 +560,7 @@ int gx_v2_decode_cols(gx_trace_reader *r, gx_trace_cols *c, gx_msg *msg)
         if (size_ok) {
             const uint64_t wrap_limit = UINT64_MAX - st.size + 1;
             const uint64_t fit1 = st.size <= mb ? mb - st.size + 1 : 0;
-            /* a power-of-two size within the merge block (v2_block_reads' aligned) */
+            /* a power-of-two size within the merge block (v2_block's V2_READS_ALIGNED) */
             const int aligned = fit1 && !(st.size & (st.size - 1));
             const uint64_t amask = (uint64_t)st.size - 1;
             v2_run s = {p, c->n, st.addr, 0, 0};

@@ -1,5 +1,5 @@
 /* reader_internal.h - internal: the streaming trace reader's state, shared
- * by the reader (reader.c) and the format decoders (text.c, binary.c,
+ * by the reader (reader.c) and the format decoders (text.c with text_word.c, binary.c,
  * accelsim.c).
  *
  * Notes:

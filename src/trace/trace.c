@@ -1,6 +1,6 @@
 /* trace.c - the trace container, record checks, op names, and whole-trace
  * reading on top of the streaming reader (formats in
- * include/gpuxray/trace.h; decoders in text.c, binary.c, accelsim.c).
+ * include/gpuxray/trace.h; decoders in text.c and text_word.c, binary.c, accelsim.c).
  *
  * Notes:
  * - Whole-trace reads (gx_trace_parse*, gx_trace_read) keep the all-or-
