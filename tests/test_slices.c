@@ -577,7 +577,8 @@ static gx_infer *make_ctx(simcase *c, gx_msg *msg)
 static void free_ctx(gx_infer *ctx)
 {
     gx_hash_clear(&ctx->slices.hash);
-    gx_slicepred_free(ctx->slices.pred); /* the stage keeps its predictor for the ways stage */
+    gx_slicepred_free(ctx->slices.pred); /* the stage keeps its predictors for the ways stage */
+    gx_slicepred_free(ctx->slices.lpred);
     gx_profile_free(ctx->out);
     free(ctx);
 }
