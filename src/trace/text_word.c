@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
 {
     const unsigned char *q = (const unsigned char *)p;
     const uint64_t w0 = load_le64(q);
-    uint64_t sm;
+    uint64_t sm, len = 0; /* len: a new prefix's length, 0 when the template's matched */
     unsigned opc, d;
     if (!((w0 ^ pre->w) & pre->mask) && pre->opc) {
         sm = pre->sm;
@@ -156,12 +156,7 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
         if (!opc)
             return NULL;
         q += 5;
-        const uint64_t len = (uint64_t)(q - (const unsigned char *)p);
-        pre->w = w0;
-        pre->len = len;
-        pre->mask = len < 8 ? (1ULL << (8 * len)) - 1 : ~0ULL;
-        pre->sm = (uint32_t)sm;
-        pre->opc = len <= 8 ? opc : 0;
+        len = (uint64_t)(q - (const unsigned char *)p);
     }
     uint64_t addr;
     q = hex_word(q, &addr);
@@ -198,6 +193,16 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
     f->sm = (uint32_t)sm;
     f->size = size;
     f->op = opc - 1;
+    /* the template from a whole valid line only: a prefix taken from a line that then
+     * failed would pair with the suffix of an older one (the text fuzzer found a run
+     * of such a template reading comments as lines) */
+    if (len) {
+        pre->w = w0;
+        pre->len = len;
+        pre->mask = len < 8 ? (1ULL << (8 * len)) - 1 : ~0ULL;
+        pre->sm = (uint32_t)sm;
+        pre->opc = len <= 8 ? opc : 0;
+    }
     pre->slen = (uint64_t)(q - sfx); /* " SIZE\n" (at most 5 bytes) or "\n" */
     pre->smask = (1ULL << (8 * pre->slen)) - 1;
     pre->sw = load_le64(sfx) & pre->smask;
@@ -215,18 +220,9 @@ static inline __attribute__((always_inline)) const char *fast_line_word(const ch
  * of two within the merge block, whose lines it takes at addresses that
  * are multiples of the size (every entry within its block). Any other
  * template's lines go to fast_line_word one by one. */
-/* The template run is off: the text fuzzer (fuzz/fuzz_trace_text.c, its
- * column check) found inputs whose columns the run reads wrongly where the
- * byte-wise parser and gx_trace_parse agree (records with comments that
- * hold NUL bytes, then a last line without a newline; the column reader
- * then reports an error on a comment line). Until that is understood every
- * line goes through fast_line_word (text random 64 MiB: ~247 instructions
- * an access against ~215 with the run). */
-#define TEXT_TMPL_RUN_ON 0
-
 static int tmpl_runs(const text_word_env *e, uint64_t size)
 {
-    return TEXT_TMPL_RUN_ON && (!e->mb || size > e->mb || !(size & (size - 1)));
+    return !e->mb || size > e->mb || !(size & (size - 1));
 }
 
 /* The lines of the template t (tmpl_runs) from p: each the prefix's word,
