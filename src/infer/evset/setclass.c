@@ -226,8 +226,10 @@ static size_t chunk_for(size_t left, size_t classes, size_t assigned)
     return c < SETCLASS_CHUNK_MIN ? SETCLASS_CHUNK_MIN : c;
 }
 
-/* One class from the random unassigned line u->idx[pick]: 1 into *made
- * when found (class_of[] set, the lines out of u), 0 when unsure. */
+/* One class from the unassigned line xi (index into lines), its first pool
+ * the unassigned lines of cand[0..ncand) (the overflowing sample's slow
+ * ones; none: a random pool): *size the class's lines when found (class_of[]
+ * set, the lines out of u), 0 when unsure (xi and E back in u). */
 static int one_class(sc_run *c, const uint64_t *lines, sc_free *u, size_t xi, const size_t *cand,
                      size_t ncand, int32_t id, size_t chunk, gx_rng *r, uint64_t *pool,
                      uint64_t *tmp, size_t *found, uint8_t *e_slow, int32_t *class_of,
@@ -341,7 +343,13 @@ int gx_setclass_partition(gx_target *t, const uint64_t *lines, size_t n, uint32_
         class_of[i] = -1;
     if (n < (size_t)ways + 2 || !ways)
         return gx_fail(msg, GX_EUNSURE, "%zu lines: too few for sets of %u ways", n, ways);
-    const size_t opcap = 2 * n + 64 + 4 * (SETCLASS_CHUNK + SETCLASS_E_WAYS * (size_t)ways + 1);
+    /* ops of the longest run: the overflowing sample (four rounds over up to every line,
+     * its fraction grown to 1 when no set overflows), classify's four rounds over x, E
+     * and a chunk, the calibration, an eviction test (x, the pool, x) */
+    const size_t classify_ops = 4 * (SETCLASS_CHUNK + SETCLASS_E_WAYS * (size_t)ways + 1);
+    size_t opcap = 4 * n > classify_ops ? 4 * n : classify_ops;
+    opcap = opcap > SETCLASS_CAL_LINES + 7 ? opcap : SETCLASS_CAL_LINES + 7;
+    opcap += 2; /* an eviction test's x before and after the pool (n lines at most) */
     sc_run c = {t, sm, ways, malloc(opcap * sizeof *c.ops), malloc(opcap * sizeof *c.cyc), 0};
     sc_free u = {malloc(n * sizeof(size_t)), malloc(n * sizeof(size_t)), n};
     uint64_t *pool = malloc(n * sizeof *pool), *tmp = malloc(n * sizeof *tmp);
