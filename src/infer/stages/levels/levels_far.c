@@ -223,8 +223,11 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
     uint64_t *chain = malloc(n * sizeof *chain);
     if (!chain)
         return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
+    /* fall: every probe's delta, kept for the raw data (what the window
+     * below leaves out: near hits under thr1, DRAM misses from hi) */
     double ys[LV_STREAM_CHASES], fd[LV_STREAM_CHASES * LV_STREAM_PROBES];
-    size_t nfd = 0, k = n / 8 < LV_STREAM_PROBES ? n / 8 : LV_STREAM_PROBES;
+    double fall[LV_STREAM_CHASES * LV_STREAM_PROBES];
+    size_t nfd = 0, nall = 0, k = n / 8 < LV_STREAM_PROBES ? n / 8 : LV_STREAM_PROBES;
     double hi = 0.5 * (s->far_delta + s->dram_delta);
     gx_rng keep = ctx->rng;
     int rc = GX_OK;
@@ -243,9 +246,11 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
         for (size_t j = 0; j < k; j++)
             s->probe[j] = chain[(pos + 2 * n - age + j) % n];
         if (rc == GX_OK && (rc = infer_probe_pairs(ctx, s->probe, k, 0, NULL, s->delta)) == GX_OK)
-            for (size_t j = 0; j < k; j++)
+            for (size_t j = 0; j < k; j++) {
+                fall[nall++] = s->delta[j];
                 if (s->delta[j] >= s->thr1 && s->delta[j] < hi)
                     fd[nfd++] = s->delta[j];
+            }
     }
     free(chain);
     double alt = NAN, aa = NAN;
@@ -291,6 +296,14 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
             infer_data_set(ctx, "curve", "far_stream_deltas", a);
             infer_data_set(ctx, "curve", "far_alternating_chase", infer_json_num(alt));
             infer_data_set(ctx, "curve", "far_alternating_near", infer_json_num(aa));
+            infer_data_set(ctx, "curve", "far_stream_chase", infer_json_num(*y));
+            json_t *all = json_array(), *win = json_array();
+            for (size_t j = 0; j < nall; j++)
+                json_array_append_new(all, json_real(fall[j]));
+            json_array_append_new(win, json_real(s->thr1));
+            json_array_append_new(win, json_real(hi));
+            infer_data_set(ctx, "curve", "far_stream_probes_all", all);
+            infer_data_set(ctx, "curve", "far_stream_window", win);
         }
     }
     return rc;
