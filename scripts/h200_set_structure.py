@@ -180,8 +180,11 @@ def main():
     seq = [coset[b] for b in home]
     fj, jj = union_find()
     co = collections.Counter(frozenset((a, b)) for a, b in zip(seq, seq[1:]) if a != b)
+    # orbits that follow each other at least N/140 times (N home cosets; on
+    # the 64-page classes: 10 of 1394) are of one block
+    join_at = len(seq) / 140.0
     for k, v in co.items():
-        if v >= 10:
+        if v >= join_at:
             a, b = tuple(k)
             jj(a, b)
     block_of = {o: fj(o) for o in orbit_id.values()}

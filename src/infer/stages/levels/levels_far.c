@@ -189,6 +189,22 @@ out:
     return rc;
 }
 
+/* The top of the window that counts a probe pair's delta as a far hit:
+ * halfway between the far and DRAM deltas, or, where the far deltas spread
+ * wider than that leaves room for, LV_FAR_WINDOW_SIGMAS of their spread
+ * above the far delta (never past the DRAM delta). An H200's far deltas
+ * are bimodal (modes ~175 and ~250, MAD-sigma ~40) and its DRAM delta reads
+ * 328-410 from call to call: halfway (263-314) cut into the upper mode in
+ * some runs and moved the probe pairs' mean by 5-34 cycles (dev37 run 3:
+ * 202.9 against 207.3 and 205.9; all 768 probes of each run recorded), and
+ * with it far_stream_extra. */
+static double far_window_top(const lv_state *s)
+{
+    double mid = 0.5 * (s->far_delta + s->dram_delta);
+    double spread = s->far_delta + LV_FAR_WINDOW_SIGMAS * s->far_noise;
+    return spread > mid ? fmin(spread, s->dram_delta) : mid;
+}
+
 /* The chase's mean step over the far plateau: median of LV_STREAM_CHASES
  * chases, each over every line of a contiguous region (in a fresh random
  * cyclic order) halfway between the first level and the combined capacity.
@@ -228,7 +244,7 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
     double ys[LV_STREAM_CHASES], fd[LV_STREAM_CHASES * LV_STREAM_PROBES];
     double fall[LV_STREAM_CHASES * LV_STREAM_PROBES];
     size_t nfd = 0, nall = 0, k = n / 8 < LV_STREAM_PROBES ? n / 8 : LV_STREAM_PROBES;
-    double hi = 0.5 * (s->far_delta + s->dram_delta);
+    double hi = far_window_top(s);
     gx_rng keep = ctx->rng;
     int rc = GX_OK;
     for (int i = 0; rc == GX_OK && i < LV_STREAM_CHASES; i++) {

@@ -22,6 +22,9 @@
 /* far lines probed after each of them: their mean's standard error ~2 cycles
  * at 3 x 256 even for a bimodal far delta (an H200: ~35 cycles of spread) */
 #define LV_STREAM_PROBES 256
+/* a far hit's delta lies within this many far sigmas above the far delta
+ * (a normal cluster keeps 99.7% of its lines; far_window_top) */
+#define LV_FAR_WINDOW_SIGMAS 3.0
 /* the far plateau is measured only where the combined capacity leaves room
  * for one: at least this multiple of the first level (below, the footprint
  * halfway between them sits in the transitions at both ends) */
