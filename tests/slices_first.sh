@@ -20,12 +20,7 @@
 # Usage: bash tests/slices_first.sh /path/to/gpuxray   (from the source dir)
 set -u
 gx=${1:?usage: slices_first.sh /path/to/gpuxray}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-verdict() { # verdict COMPARE_OUTPUT FIELD -> match / mismatch / missing
-  awk -v f="$2" '$1 == f { for (i = 2; i <= NF; i++) if ($i ~ /^(match|mismatch|missing)$/) { print $i; exit } }' "$1"
-}
+. "$(dirname "$0")/lib/compare.sh" # T, fail, verdict
 "$gx" gen-profile --seed 1 -o "$T/c1.json" >/dev/null 2>&1 || { echo "FAIL: gen-profile"; exit 1; }
 "$gx" gen-profile --seed 1 --mode wide -o "$T/w1.json" >/dev/null 2>&1 || { echo "FAIL: gen-profile wide"; exit 1; }
 
