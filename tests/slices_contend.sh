@@ -13,12 +13,7 @@
 # Usage: bash tests/slices_contend.sh /path/to/gpuxray   (from the source dir)
 set -u
 gx=${1:?usage: slices_contend.sh /path/to/gpuxray}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-verdict() { # verdict COMPARE_OUTPUT FIELD -> match / mismatch / missing
-  awk -v f="$2" '$1 == f { for (i = 2; i <= NF; i++) if ($i ~ /^(match|mismatch|missing)$/) { print $i; exit } }' "$1"
-}
+. "$(dirname "$0")/lib/compare.sh" # T, fail, verdict
 
 p=tests/data/near-far-flat-skew.json
 if ! "$gx" discover --target "sim:$p" --only slices -o "$T/f.json" >"$T/d.out" 2>&1; then

@@ -634,7 +634,12 @@ static void test_stage_seed_card(void **state)
     assert_true(gx_profile_confidence(ctx->out, "l2.hash.slice") >= 0.99);
     gx_target_stats st;
     gx_target_get_stats(c.t, &st);
-    assert_true(st.accesses < 2000000); /* cheap: the whole stage */
+    /* cheap, the whole stage: contention first (the sim has the probe), 550
+     * calls and 7.3 M accesses measured, most of them the hash's labelling
+     * of the reference page (2 + 2 x 64 launches of its 16384 lines); the
+     * fingerprint path took 1204 calls and 1.6 M accesses */
+    assert_true(st.calls < 1000);
+    assert_true(st.accesses < 10000000);
     free_ctx(ctx);
     close_case(&c, 0);
 }

@@ -118,6 +118,48 @@ int infer_arena_default(gx_infer *ctx);
  * reserve is exhausted. */
 int infer_fresh_block(gx_infer *ctx, uint32_t sm, uint64_t *off);
 
+/* ---- the slices stage's predictor, for the later stages (slice_use.c) ---------- */
+
+/* Random lines of a page a labelled identification labels: taken in order
+ * until one (component, XOR constant) explains them and a chance match is
+ * below 1e-9 (slicepredict.h), the rest held-out checks. A wrong candidate
+ * survives a line with about the share of its class (1/C, C slices a
+ * partition: an H200's 47, 11 masks, the 9 components the slices stage saw:
+ * 8 lines make 18432 candidates x 47^-8 = 7e-10), so 24 lines leave 12 or
+ * more to check the identification. */
+#define INFER_LABEL_LINES 24u
+struct gx_slicepred;
+struct gx_slicepred_page;
+/* The slice predictor of the later stages: the slices stage's
+ * contention-labelled one (its classes are slices) while the arena it was
+ * learnt on is current, else the fingerprint one; NULL: none.
+ * ctx->slices.hash is the hash of this predictor. */
+struct gx_slicepred *infer_slice_pred(const gx_infer *ctx);
+/* Identify the n pages at bases[] with sp: a labelled predictor in one
+ * labeller call (INFER_LABEL_LINES lines a page), a fingerprint one page by
+ * page within 1% of a page's lines (at least 16). A page not identified:
+ * component -1. Errors other than "unsure" are returned (message in ctx). */
+int infer_identify_pages(gx_infer *ctx, struct gx_slicepred *sp, const uint64_t *bases,
+                         size_t n, struct gx_slicepred_page *pgs);
+/* Pages identified as they are asked for: where the predictor is labelled,
+ * the page asked and the INFER_LABEL_BATCH - 1 after it in one labeller call
+ * (bases[] in the order they will be asked for); where it measures, the page
+ * asked alone. */
+#define INFER_LABEL_BATCH 16u
+typedef struct infer_page_ids {
+    struct gx_slicepred *sp;
+    const uint64_t *bases;          /* not owned */
+    size_t n;
+    struct gx_slicepred_page *pgs;  /* owned: page i's identification when have[i] */
+    uint8_t *have;                  /* owned */
+} infer_page_ids;
+int infer_page_ids_init(gx_infer *ctx, infer_page_ids *c, struct gx_slicepred *sp,
+                        const uint64_t *bases, size_t n);
+void infer_page_ids_free(infer_page_ids *c);
+/* Page i's identification (*pg: component -1 when not identified). */
+int infer_page_id(gx_infer *ctx, infer_page_ids *c, size_t i,
+                  const struct gx_slicepred_page **pg);
+
 /* ---- line size (stage_line.c) -------------------------------------------------- */
 
 /* The allocation granularity, on the levels stage's blocks: blocks[i] is a

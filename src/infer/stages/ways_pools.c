@@ -15,7 +15,9 @@
  * Notes: a labelled identification only identifies pages of the components
  * the slices stage saw (no cube is labelled here); pages of others stay out
  * of the pools, and with fewer than half the pool pages identified the
- * fingerprint predictor serves instead. */
+ * fingerprint predictor serves instead (learnt here when the slices stage
+ * decided by contention alone and kept none). Pages are identified through
+ * infer_identify_pages (slice_use.c) where a batch suits the predictor. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,25 +54,33 @@ static uint32_t guided_page_count(const gx_infer *ctx, uint64_t npages)
     return (uint32_t)want;
 }
 
-/* A labelled page identification: random lines of a page labelled by
- * contention, taken in order until one (component, XOR constant) explains
- * them and a chance match is below 1e-9 (slicepredict.h), the rest
- * held-out checks. A wrong candidate survives a line with about the share
- * of its class (1/C, C slices a partition: an H200's 47, 11 masks, the 9
- * components the slices stage saw: 8 lines make 18432 candidates x 47^-8 =
- * 7e-10), so 24 lines leave 12 or more to check the identification. */
-#define GUIDED_LABEL_LINES 24u
 /* Pages probed at most, in pool-sized batches: pages of components the
  * slices stage did not see stay unidentified (an H200 showed each of the
  * count's 8 pages as its own component); one batch is one labeller call
- * (2 + 2C contention launches of n_pages x GUIDED_LABEL_LINES probes). */
+ * (2 + 2C contention launches of n_pages x INFER_LABEL_LINES probes). */
 #define GUIDED_LABEL_BATCHES 8u
+
+/* The fingerprint predictor of the pools: the slices stage's, else one
+ * learnt here with o (the slices stage decided by contention alone, or did
+ * not run). */
+static int fingerprint_pred(gx_infer *ctx, const gx_slicepred_opts *o, guided *g)
+{
+    if (ctx->slices.pred) {
+        g->sp = ctx->slices.pred;
+        return GX_OK;
+    }
+    int rc = gx_slicepred_learn(ctx->t, o, &g->sp, ctx->msg);
+    g->own_sp = rc == GX_OK;
+    return rc;
+}
 
 /* The pool pages identified by the labelled predictor in batches, the
  * identified ones compacted to the front of g->pages (g->id alike); with
  * fewer than half the pool identified, the fingerprint predictor takes
- * over (g->labelled = 0, nothing identified yet). */
-static int labelled_identify(gx_infer *ctx, guided *g, uint64_t npages)
+ * over (g->labelled = 0, nothing identified yet; learnt with o when the
+ * slices stage kept none). */
+static int labelled_identify(gx_infer *ctx, guided *g, uint64_t npages,
+                             const gx_slicepred_opts *o)
 {
     uint64_t page = ctx->info->page_bytes;
     uint64_t *bases = malloc(g->n_pages * sizeof *bases);
@@ -88,7 +98,7 @@ static int labelled_identify(gx_infer *ctx, guided *g, uint64_t npages)
             bases[n] = g->pages[scan + n] * page;
         uint32_t ok = 0;
         gx_msg m;
-        rc = gx_slicepred_identify_pages(g->sp, bases, n, GUIDED_LABEL_LINES, pgs, &ok, &m);
+        rc = gx_slicepred_identify_pages(g->sp, bases, n, INFER_LABEL_LINES, pgs, &ok, &m);
         if (rc != GX_OK) {
             rc = gx_fail(ctx->msg, rc, "ways: %s", m.text);
             break;
@@ -118,12 +128,9 @@ static int labelled_identify(gx_infer *ctx, guided *g, uint64_t npages)
     g->labelled = 0;
     g->n_ident = 0;
     memset(g->id, 0, g->n_pages * sizeof *g->id);
-    if (ctx->slices.pred) {
-        g->sp = ctx->slices.pred;
-        return GX_OK;
-    }
-    return gx_fail(ctx->msg, GX_EUNSURE, "ways: contention labels identified %u of %u pool pages "
-                                         "and there is no fingerprint predictor", got, g->n_pages);
+    infer_progress(ctx, "ways: too few pool pages of the components contention saw: "
+                        "fingerprint pools");
+    return fingerprint_pred(ctx, o, g);
 }
 
 int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
@@ -149,17 +156,13 @@ int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
     if (ctx->slices.lpred && ctx->slices.lpred_generation == ctx->arena.generation) {
         g->sp = ctx->slices.lpred;
         g->labelled = 1;
-    } else if (ctx->slices.pred) {
-        g->sp = ctx->slices.pred;
-    } else {
-        if ((rc = gx_slicepred_learn(ctx->t, &o, &g->sp, ctx->msg)) != GX_OK)
-            return rc;
-        g->own_sp = 1;
+    } else if ((rc = fingerprint_pred(ctx, &o, g)) != GX_OK) {
+        return rc;
     }
     for (uint64_t p = 0; p < npages; p++)
         g->pages[p] = p;
     gx_rng_shuffle_u64(&ctx->rng, g->pages, npages);
-    if (g->labelled && (rc = labelled_identify(ctx, g, npages)) != GX_OK)
+    if (g->labelled && (rc = labelled_identify(ctx, g, npages, &o)) != GX_OK)
         return rc;
     gx_slicepred_summary sum;
     gx_slicepred_get_summary(g->sp, &sum);
@@ -271,32 +274,6 @@ static int append_class_lines(gx_infer *ctx, const gx_slicepred *sp, const gx_sl
     return GX_OK;
 }
 
-/* Identify the n pages at bases[] with sp: a labelled predictor in one
- * labeller call, a fingerprint one page by page within 1% of a page's
- * lines (as guided_identify). A page not identified: component -1. */
-static int identify_batch(gx_infer *ctx, gx_slicepred *sp, const uint64_t *bases, size_t n,
-                          gx_slicepred_page *pgs)
-{
-    gx_msg m;
-    uint32_t ok = 0;
-    if (gx_slicepred_is_labelled(sp)) {
-        int rc = gx_slicepred_identify_pages(sp, bases, n, GUIDED_LABEL_LINES, pgs, &ok, &m);
-        return rc == GX_OK ? GX_OK : gx_fail(ctx->msg, rc, "ways: %s", m.text);
-    }
-    uint32_t max_lines = (uint32_t)(ctx->info->page_bytes / infer_line_bytes(ctx) / 100);
-    if (max_lines < 16)
-        max_lines = 16;
-    for (size_t i = 0; i < n; i++) {
-        memset(&pgs[i], 0, sizeof pgs[i]);
-        int rc = gx_slicepred_identify(sp, bases[i], max_lines, &pgs[i], &m);
-        if (rc == GX_EUNSURE)
-            pgs[i].component = -1; /* left out, as in the guided pools */
-        else if (rc != GX_OK)
-            return gx_fail(ctx->msg, rc, "ways: %s", m.text);
-    }
-    return GX_OK;
-}
-
 /* Pages a labelled grow identifies in one call: twice those it needs (pages
  * of components the slices stage did not see stay out), at least 8. */
 #define GROW_LABEL_FACTOR 2u
@@ -308,13 +285,13 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
     uint64_t page = ctx->info->page_bytes;
     uint32_t line = infer_line_bytes(ctx);
     uint64_t npages = page ? ctx->arena.work_bytes / page : 0;
-    gx_slicepred *sp = ctx->ways.pool_pred ? ctx->ways.pool_pred : ctx->slices.pred;
+    gx_slicepred *sp = ctx->ways.pool_pred ? ctx->ways.pool_pred : infer_slice_pred(ctx);
     if (!sp || npages == 0 || page < line)
         return gx_fail(ctx->msg, GX_EUNSURE, "ways: no slice predictor to grow a pool with");
     const int labelled = gx_slicepred_is_labelled(sp);
     gx_slicepred_page tp;
     uint64_t tb = es->target / page * page;
-    int rc = identify_batch(ctx, sp, &tb, 1, &tp);
+    int rc = infer_identify_pages(ctx, sp, &tb, 1, &tp);
     if (rc != GX_OK)
         return rc;
     if (tp.component < 0)
@@ -354,7 +331,7 @@ int gx_ways_grow_pool(gx_infer *ctx, gx_evset *es, uint32_t n_new, size_t *added
         size_t k = 0;
         for (; k < chunk && i < n; k++, i++)
             bases[k] = order[i] * page;
-        rc = identify_batch(ctx, sp, bases, k, pgs);
+        rc = infer_identify_pages(ctx, sp, bases, k, pgs);
         for (size_t j = 0; rc == GX_OK && j < k && got < n_new; j++) {
             if (pgs[j].component < 0)
                 continue;

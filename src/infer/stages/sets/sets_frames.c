@@ -419,13 +419,14 @@ static void pin_page_h(sets_ctx *s)
 {
     gx_infer *ctx = s->ctx;
     const uint32_t *tab = ctx->slices.hash.table;
-    if (s->nh <= 1 || !ctx->slices.pred || !tab)
+    const gx_slicepred *sp = infer_slice_pred(ctx);
+    if (s->nh <= 1 || !sp || !tab)
         return;
     gx_slicepred_page pg;
     if (!sets_identify_target_page(s, &pg) || pg.z >> s->ns)
         return;
     uint64_t a0 = sets_slice_bits(s, s->toff) ^ pg.z;
-    if (gx_slicepred_predict(ctx->slices.pred, &pg, s->base + s->toff) != (int)tab[a0])
+    if (gx_slicepred_predict(sp, &pg, s->base + s->toff) != (int)tab[a0])
         return;
     for (int j = 0; j < s->nh; j++)
         if (s->hs[j] == pg.z) {

@@ -372,26 +372,27 @@ static int collect_e0(sets_ctx *s, const gx_slicepred_page *pgt, uint64_t *e0, u
     uint64_t *pts = malloc((size_t)np * sizeof *pts);
     uint8_t *ev = malloc((size_t)np);
     int rc = pages && pts && ev ? GX_OK : gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
-    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
     *n0 = 0;
     for (uint64_t p = 0; rc == GX_OK && p < npages; p++)
         pages[p] = p;
     if (rc == GX_OK)
         gx_rng_shuffle_u64(&ctx->rng, pages, npages);
+    const uint64_t nx = npages < SETS_XPAGES ? npages : SETS_XPAGES;
+    for (uint64_t p = 0; rc == GX_OK && p < nx; p++)
+        pages[p] *= s->page; /* the bases, in the order they are identified */
+    infer_page_ids ids;
+    memset(&ids, 0, sizeof ids);
+    if (rc == GX_OK)
+        rc = infer_page_ids_init(ctx, &ids, infer_slice_pred(ctx), pages, (size_t)nx);
     uint64_t base0 = s->base;
-    for (uint64_t p = 0; rc == GX_OK && p < npages && p < SETS_XPAGES && *n0 < s->w; p++) {
-        uint64_t pb = pages[p] * s->page;
-        gx_slicepred_page pg;
-        gx_msg m;
-        memset(&pg, 0, sizeof pg);
-        int irc = pb == s->base ? GX_OK
-                                : gx_slicepred_identify(ctx->slices.pred, pb, max_lines, &pg, &m);
-        if (pb == s->base)
-            pg = *pgt;
-        if (irc != GX_OK || pg.component != pgt->component)
+    for (uint64_t p = 0; rc == GX_OK && p < nx && *n0 < s->w; p++) {
+        uint64_t pb = pages[p];
+        const gx_slicepred_page *id = pgt;
+        if (pb != s->base && infer_page_id(ctx, &ids, (size_t)p, &id) != GX_OK)
+            id = NULL; /* not identified */
+        if (!id || id->component != pgt->component)
             continue;
+        gx_slicepred_page pg = *id;
         uint64_t d = 0;
         if (!gx_gf2_preimage(s->smask, s->ns, s->space, a0 ^ pg.z, &d))
             continue;
@@ -419,6 +420,7 @@ static int collect_e0(sets_ctx *s, const gx_slicepred_page *pgt, uint64_t *e0, u
                 e0[(*n0)++] = pb + pts[i];
     }
     s->base = base0;
+    infer_page_ids_free(&ids);
     free(pages);
     free(pts);
     free(ev);
@@ -430,12 +432,9 @@ static int collect_e0(sets_ctx *s, const gx_slicepred_page *pgt, uint64_t *e0, u
  * at most 1% of its lines (at least 16). 1: pg holds its component. */
 int sets_identify_target_page(sets_ctx *s, gx_slicepred_page *pg)
 {
-    gx_msg m;
+    gx_slicepred *sp = infer_slice_pred(s->ctx);
     memset(pg, 0, sizeof *pg);
-    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
-    return gx_slicepred_identify(s->ctx->slices.pred, s->base, max_lines, pg, &m) == GX_OK &&
+    return sp && infer_identify_pages(s->ctx, sp, &s->base, 1, pg) == GX_OK &&
            pg->component >= 0;
 }
 
@@ -452,13 +451,14 @@ static int cross_coset_pairs(sets_ctx *s, uint64_t *masks, const uint64_t *m0, i
 {
     gx_infer *ctx = s->ctx;
     const uint32_t *tab = ctx->slices.hash.table;
-    if (!ctx->slices.pred || !tab)
+    const gx_slicepred *sp = infer_slice_pred(ctx);
+    if (!sp || !tab)
         return GX_OK;
     gx_slicepred_page pgt;
     if (!sets_identify_target_page(s, &pgt))
         return GX_OK;
     uint64_t a0 = abs_coset(s, &pgt, s->toff), nx = (uint64_t)1 << s->ns;
-    if (gx_slicepred_predict(ctx->slices.pred, &pgt, s->base + s->toff) != (int)tab[a0])
+    if (gx_slicepred_predict(sp, &pgt, s->base + s->toff) != (int)tab[a0])
         return GX_OK; /* the predictor's frame is not the slice hash's */
     uint64_t e0[GX_EVX_MAX_WAYS], set[GX_EVX_MAX_WAYS];
     uint32_t n0 = 0;

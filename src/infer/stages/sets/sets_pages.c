@@ -62,19 +62,15 @@ typedef struct census {
     double loads;    /* line loads spent (estimate from probe passes) */
 } census;
 
-/* The first line of page pb (arena offset) that the predictor puts in
+/* The first line of the identified page pg that the predictor puts in
  * class cls; 1 when found (*x in-page). */
-static int page_anchor(sets_ctx *s, uint64_t pb, int cls, uint64_t *x, gx_slicepred_page *pg)
+static int page_anchor(sets_ctx *s, const gx_slicepred *sp, const gx_slicepred_page *pg,
+                       int cls, uint64_t *x)
 {
-    gx_msg m;
-    uint32_t max_lines = (uint32_t)(s->page / s->line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
-    if (gx_slicepred_identify(s->ctx->slices.pred, pb, max_lines, pg, &m) != GX_OK ||
-        pg->component < 0)
+    if (pg->component < 0)
         return 0;
     for (uint64_t off = 0; off < s->page; off += s->line)
-        if (gx_slicepred_predict(s->ctx->slices.pred, pg, pb + off) == cls) {
+        if (gx_slicepred_predict(sp, pg, pg->base + off) == cls) {
             *x = off;
             return 1;
         }
@@ -205,8 +201,8 @@ int sets_pages_census(sets_ctx *s, const uint64_t *ct, size_t nct, uint32_t *m_o
     *m_out = 0;
     *complete = 0;
     *pages_out = 0;
-    if (!ctx->slices.pred || ctx->slices.hash.table || !ct || nct == 0 ||
-        s->w > GX_EVX_MAX_WAYS)
+    gx_slicepred *sp = infer_slice_pred(ctx);
+    if (!sp || ctx->slices.hash.table || !ct || nct == 0 || s->w > GX_EVX_MAX_WAYS)
         return GX_OK;
     gx_gf2_basis z;
     uint64_t rel[SETS_PAGES_MAX_CELLS], rep[SETS_PAGES_MAX_CELLS];
@@ -214,7 +210,7 @@ int sets_pages_census(sets_ctx *s, const uint64_t *ct, size_t nct, uint32_t *m_o
     gx_slicepred_page pga;
     if (ncell == 0 || !sets_identify_target_page(s, &pga))
         return GX_OK;
-    int cls = gx_slicepred_predict(ctx->slices.pred, &pga, s->base + s->toff);
+    int cls = gx_slicepred_predict(sp, &pga, s->base + s->toff);
     if (cls < 0)
         return GX_OK;
     census c = {malloc((size_t)SETS_PAGES_MAX_CLASSES * s->w * sizeof(uint64_t)), 0, s->w, 0};
@@ -222,11 +218,20 @@ int sets_pages_census(sets_ctx *s, const uint64_t *ct, size_t nct, uint32_t *m_o
         return gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
     uint64_t npages = gx_target_arena_bytes(ctx->t) / s->page, pa = s->base / s->page;
     uint32_t stale = 0, pages = 0;
-    int rc = GX_OK;
+    /* the other pages, in the order the census visits them */
+    uint64_t *bases = malloc((size_t)(npages ? npages : 1) * sizeof *bases);
+    infer_page_ids ids;
+    memset(&ids, 0, sizeof ids);
+    int rc = bases ? GX_OK : gx_fail(ctx->msg, GX_ENOMEM, "sets: out of memory");
+    for (uint64_t i = 1; rc == GX_OK && i < npages; i++)
+        bases[i - 1] = (pa + i) % npages * s->page;
+    if (rc == GX_OK)
+        rc = infer_page_ids_init(ctx, &ids, sp, bases, (size_t)(npages ? npages - 1 : 0));
     for (uint64_t i = 0; i < npages && rc == GX_OK; i++) {
         uint64_t pi = (pa + i) % npages, pb = pi * s->page, x = s->toff;
-        gx_slicepred_page pg;
-        if (pi != pa && !page_anchor(s, pb, cls, &x, &pg))
+        const gx_slicepred_page *pg = NULL;
+        if (pi != pa && (infer_page_id(ctx, &ids, (size_t)(i - 1), &pg) != GX_OK ||
+                         !page_anchor(s, sp, pg, cls, &x)))
             continue;
         for (size_t q = 0; q < ncell; q++)
             rep[q] = x ^ rel[q];
@@ -246,6 +251,8 @@ int sets_pages_census(sets_ctx *s, const uint64_t *ct, size_t nct, uint32_t *m_o
     else if (rc == GX_OK)
         *m_out = c.n;
     *pages_out = pages;
+    infer_page_ids_free(&ids);
+    free(bases);
     free(c.evs);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* slices_contend.c - the slices stage's contention part (slice_contend.h):
- * the slice count by contention alone, and the slice hash at contention
- * resolution when the fingerprints merge slices.
+ * the slice count by contention alone, the slice hash from the contention
+ * labels (contention first, or where the fingerprints merge slices) and the
+ * contention classes' latencies for the partitions (contention first).
  *
  * Method:
  * - Count: a random sample of the reference page's lines (region offset 0)
@@ -10,7 +11,8 @@
  *   may not show every slice), until a round adds none (at most
  *   SL_CONTEND_MAX_PAGES pages; still growing at the last: not
  *   established). A line in two classes, or a class that does not come
- *   back from its second member: not established.
+ *   back from its second member: not established; on the fingerprint path
+ *   also fewer classes than the fingerprints' (unless those merge).
  * - Hash (slices_contend_hash): every line of the reference page labelled
  *   by contention (the sample's labels kept, the rest in one join), the
  *   labels given to the slice predictor's solver
@@ -21,6 +23,12 @@
  *   have their cubes labelled in one more join and become new components.
  *   Established only when every page was identified and every held-out
  *   line agrees.
+ * - Class latencies (contention first: centers_from_contention, for the
+ *   partitions): up to SL_CENTER_LINES lines of each class (its first
+ *   line, then the sample's and the rounds' lines of it) reloaded
+ *   SL_CENTER_REPS times from every SM slot after an untimed load; a
+ *   class's latency at a slot is the median over its lines of their
+ *   reloads' medians. S seq calls a batch of SL_CENTER_BATCH lines.
  *
  * Cost (C classes; a launch ~1 ms on an H200): the sample's partition
  * 2 + 4C launches; each round 2 + 2C (+ a partition of the new lines and
@@ -29,10 +37,12 @@
  * costs (2 + 2C) / SL_ROUND_PAGES launches, its identification none (the
  * round's labels). An H200 (C = 47 a partition): about 190 + 96 a round +
  * 192 for the hash, 0.5 s. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuxray/stats.h"
 #include "../../slice/slice_contend.h"
 #include "slices_internal.h"
 
@@ -56,6 +66,13 @@
  * cube lines of new components labelled at most (a join's probes; 2^k lines a page) */
 #define SL_HASH_VERIFY 64u
 #define SL_HASH_CUBE_LINES 65536u
+/* the class latencies (contention first): lines a class and reloads a line from every slot
+ * (64 samples a class and slot: a center within sigma / 8 of the class's latency, where the
+ * partition signatures are steps of tens of cycles), lines a seq call (the fingerprints'
+ * batch) */
+#define SL_CENTER_LINES 8u
+#define SL_CENTER_REPS 8u
+#define SL_CENTER_BATCH 256u
 
 struct sl_contend {
     sc_opts o;
@@ -205,8 +222,8 @@ int slices_contend_count(gx_infer *ctx, uint64_t region_bytes, uint32_t fp_class
         snprintf(cr->how, sizeof cr->how, "contention: %.170s", m.text);
     else if ((nc < fp_classes && !fp_merged) || twice || growing)
         snprintf(cr->how, sizeof cr->how,
-                 "contention: %u classes against %u fingerprint classes, %zu lines of other "
-                 "pages in two%s: not established",
+                 "contention: %u classes (%u fingerprint classes), %zu lines of other pages in "
+                 "two%s: not established",
                  nc, fp_classes, twice, growing ? ", still growing at the last page" : "");
     else {
         cr->classes = nc;
@@ -404,4 +421,109 @@ int slices_contend_hash(gx_infer *ctx, sl_contend *st, uint64_t region_bytes,
     infer_progress(ctx, "slices: hash %s (%llu launches)", cr->hash_how,
                    (unsigned long long)cr->hash_launches);
     return GX_OK;
+}
+
+/* ---- the class latencies (contention first) ---------------------------------------- */
+
+/* Up to SL_CENTER_LINES lines of each class: its first line, then the
+ * sample's and the rounds' lines of it. lines[j * SL_CENTER_LINES ..],
+ * cnt[j] of them. */
+static void class_lines(const sl_contend *st, uint64_t *lines, uint32_t *cnt)
+{
+    const uint32_t nc = st->part->classes;
+    for (uint32_t j = 0; j < nc; j++) {
+        lines[(size_t)j * SL_CENTER_LINES] = st->part->first[j];
+        cnt[j] = 1;
+    }
+    const uint64_t *src[2] = {st->ref, st->lines};
+    const int *lab[2] = {st->ref_cls, st->cls};
+    const size_t n[2] = {st->n_ref, st->n};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < n[k]; i++) {
+            int j = lab[k][i];
+            if (j < 0 || (uint32_t)j >= nc || cnt[j] == SL_CENTER_LINES ||
+                src[k][i] == st->part->first[j])
+                continue;
+            lines[(size_t)j * SL_CENTER_LINES + cnt[j]++] = src[k][i];
+        }
+}
+
+/* med[i * S + k] = the median of SL_CENTER_REPS reloads of lines[i] from
+ * SM slot k (the first load untimed); *sigma = the median of their MADs
+ * (x 1.4826). */
+static int reload_medians(gx_infer *ctx, const uint64_t *lines, size_t n, const uint32_t *sms,
+                          uint32_t S, double *med, double *sigma)
+{
+    const size_t per = SL_CENTER_REPS + 1, chunk = n < SL_CENTER_BATCH ? n : SL_CENTER_BATCH;
+    gx_seq_op *ops = malloc(chunk * per * sizeof *ops);
+    double *cyc = malloc(chunk * per * sizeof *cyc);
+    double *mads = malloc((n * S + 1) * sizeof *mads);
+    int rc = ops && cyc && mads ? GX_OK : gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
+    for (size_t b = 0; rc == GX_OK && b < n; b += chunk) {
+        size_t m = n - b < chunk ? n - b : chunk;
+        for (size_t i = 0; i < m; i++)
+            for (size_t r = 0; r < per; r++)
+                ops[i * per + r] = (gx_seq_op){lines[b + i], GX_OP_LOAD, r > 0};
+        for (uint32_t k = 0; rc == GX_OK && k < S; k++) {
+            rc = infer_seq_timed(ctx, ops, m * per, sms[k], cyc);
+            for (size_t i = 0; rc == GX_OK && i < m; i++) {
+                med[(b + i) * S + k] = gx_median(cyc + i * SL_CENTER_REPS, SL_CENTER_REPS);
+                mads[(b + i) * S + k] = gx_mad(cyc + i * SL_CENTER_REPS, SL_CENTER_REPS);
+            }
+        }
+    }
+    *sigma = rc == GX_OK && n ? 1.4826 * gx_median(mads, n * S) : NAN;
+    free(ops);
+    free(cyc);
+    free(mads);
+    return rc;
+}
+
+int centers_from_contention(gx_infer *ctx, const sl_contend *st, uint32_t S, sl_centers *c)
+{
+    memset(c, 0, sizeof *c);
+    const uint32_t nc = st->part->classes, sm_count = ctx->info->sm_count;
+    if (S > SL_CENTER_MAX_SMS)
+        S = SL_CENTER_MAX_SMS;
+    if (S > sm_count)
+        S = sm_count ? sm_count : 1;
+    /* the slots spread over the SM ids, as the fingerprints' (sp_pick_sms) */
+    for (uint32_t i = 0; i < S; i++) {
+        uint64_t n = sm_count ? sm_count : 1, a = (uint64_t)i * n / S, b = (uint64_t)(i + 1) * n / S;
+        c->sm[i] = (uint32_t)((a + b) / 2 < n ? (a + b) / 2 : n - 1);
+    }
+    uint64_t *lines = malloc(((size_t)nc * SL_CENTER_LINES + 1) * sizeof *lines);
+    uint32_t *cnt = calloc(nc ? nc : 1, sizeof *cnt);
+    c->c = malloc(((size_t)nc * S + 1) * sizeof *c->c);
+    if (!lines || !cnt || !c->c) {
+        free(lines);
+        free(cnt);
+        centers_free(c);
+        return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
+    }
+    class_lines(st, lines, cnt);
+    /* the chosen lines packed, class after class */
+    size_t n = 0;
+    for (uint32_t j = 0; j < nc; j++)
+        for (uint32_t i = 0; i < cnt[j]; i++)
+            lines[n++] = lines[(size_t)j * SL_CENTER_LINES + i];
+    double *med = malloc((n * S + 1) * sizeof *med), col[SL_CENTER_LINES];
+    int rc = med ? reload_medians(ctx, lines, n, c->sm, S, med, &c->sigma)
+                 : gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
+    for (uint32_t j = 0, at = 0; rc == GX_OK && j < nc; at += cnt[j++])
+        for (uint32_t k = 0; k < S; k++) {
+            for (uint32_t i = 0; i < cnt[j]; i++)
+                col[i] = med[(size_t)(at + i) * S + k];
+            c->c[(size_t)j * S + k] = gx_median(col, cnt[j]);
+        }
+    c->classes = nc;
+    c->sms = S;
+    c->reps = SL_CENTER_REPS;
+    c->lines = n;
+    free(lines);
+    free(cnt);
+    free(med);
+    if (rc != GX_OK)
+        centers_free(c);
+    return rc;
 }

@@ -8,7 +8,11 @@
  * else none (the fingerprints' is coarser than the slices: never guessed).
  * With partitions whose slices the hash numbers partition by partition
  * (home visible, uniform runs) the contention classes carry no partition:
- * their hash stays out. */
+ * their hash stays out, unless contention decided first (then the
+ * partitions were found on the contention classes themselves and the
+ * labelled predictor relabelled by group: cr->grouped). Contention first:
+ * the count, the hash and the partitions from the contention classes, no
+ * fingerprint summary (its rows say so). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,10 +79,28 @@ typedef struct sl_choice {
     double hconf, sconf;
 } sl_choice;
 
+/* Contention first: every output from the contention classes. */
+static void choose_first(const parts_result *pr, const contend_result *cr, sl_choice *c)
+{
+    c->by_contention = 1;
+    c->slices = pr->method == 2 ? cr->classes * pr->partitions : cr->classes;
+    c->within = cr->classes;
+    c->fp = &cr->hash;
+    c->contention_hash = cr->hash_ok;
+    c->h = &cr->hash;
+    c->hs = &cr->hs;
+    c->hconf = hash_confidence(c->hs);
+    c->sconf = pr->method == 2 ? fmin(pr->conf, 0.95) : 0.95;
+}
+
 static void choose(const gx_slicepred_summary *s, const parts_result *pr, const gx_hash_fn *h,
                    const contend_result *cr, sl_choice *c)
 {
     memset(c, 0, sizeof *c);
+    if (cr->first) {
+        choose_first(pr, cr, c);
+        return;
+    }
     c->slices = pr->slices ? pr->slices : s->classes;
     c->within = s->classes;
     c->fp = h;
@@ -92,7 +114,7 @@ static void choose(const gx_slicepred_summary *s, const parts_result *pr, const 
     /* the contention classes' hash: established, and not where the hash must number
      * slices partition by partition */
     c->contention_hash = c->by_contention && cr->hash_ok &&
-                         (pr->method == 2 || pr->partitions <= 1);
+                         (pr->method == 2 || pr->partitions <= 1 || cr->grouped);
     c->h = c->contention_hash ? &cr->hash : h;
     c->hs = c->contention_hash ? &cr->hs : s;
     c->hconf = hash_confidence(c->hs);
@@ -117,7 +139,7 @@ static void write_count(gx_infer *ctx, const gx_slicepred_summary *s, const part
     }
     snprintf(v, sizeof v, "%u", c->slices);
     if (c->by_contention)
-        snprintf(m, sizeof m, "%.180s%s", cr->how,
+        snprintf(m, sizeof m, "%s%.170s%s", cr->first ? "first: " : "", cr->how,
                  pr->method == 2 ? " x partitions (copies in near partition)" : "");
     else
         snprintf(m, sizeof m, "%u fingerprint classes over %u SMs x %u reloads%s", s->classes,
@@ -212,25 +234,49 @@ static void write_hash(gx_infer *ctx, const parts_result *pr, const sl_choice *c
     infer_report_row(ctx, "slice hash check", v, m, NAN, 0);
 }
 
+/* Which method decided, and what it cost. */
+static void write_method(gx_infer *ctx, const gx_slicepred_summary *s, const sl_centers *cs,
+                         const contend_result *cr)
+{
+    char m[224];
+    if (cr->first) {
+        snprintf(m, sizeof m,
+                 "count, hash and partitions from the contention classes (partitions: %llu "
+                 "lines x %u SMs x %u reloads); no fingerprint predictor",
+                 (unsigned long long)cs->lines, cs->sms, cs->reps);
+        infer_report_row(ctx, "slices method", "contention first", m, NAN, 0);
+        return;
+    }
+    snprintf(m, sizeof m, "latency fingerprints (%u attempts, %llu lines)%s", s->attempts,
+             (unsigned long long)s->lines_measured,
+             cr->classes ? "; contention checked the count"
+             : cr->how[0] ? "; contention did not establish the count"
+                          : "; no contention probe");
+    infer_report_row(ctx, "slices method", "fingerprints", m, NAN, 0);
+}
+
 void write_outputs(gx_infer *ctx, const gx_slicepred_summary *s, const parts_result *pr,
-                   const gx_hash_fn *h, double cost_lines, const contend_result *cr)
+                   const gx_hash_fn *h, const sl_centers *cs, const contend_result *cr)
 {
     sl_choice c;
     choose(s, pr, h, cr, &c);
     ctx->slices.slices = c.slices;
     ctx->slices.partitions = pr->partitions;
-    /* the later stages work with the fingerprint predictor: its hash */
+    /* the later stages work with the predictor infer_slice_pred gives them:
+     * the labelled one where contention learnt a hash, else the
+     * fingerprints' (its hash) */
     gx_hash_clear(&ctx->slices.hash);
-    gx_hash_copy(&ctx->slices.hash, h);
+    gx_hash_copy(&ctx->slices.hash, cr->hash_ok ? &cr->hash : h);
+    write_method(ctx, s, cs, cr);
     write_count(ctx, s, pr, &c, cr);
-    write_hash(ctx, pr, &c, cr, cost_lines);
+    write_hash(ctx, pr, &c, cr, (double)s->lines_measured);
 }
 
 /* Report data: the latency fingerprint of every class from every SM slot
  * (series "sm_slice") and the class of every line of the reference page
  * under the learned hash (series "slice_classes"). Copies only. */
 #define SL_DATA_MAX_LINES 65536u /* lines of one page in the picture at most */
-void record_slices(gx_infer *ctx, const gx_slicepred *sp, const gx_slicepred_summary *s,
+void record_slices(gx_infer *ctx, const sl_centers *cs, const gx_slicepred_summary *s,
                    const parts_result *pr, const gx_hash_fn *fp_hash, const contend_result *cr)
 {
     if (!infer_recording(ctx))
@@ -239,17 +285,20 @@ void record_slices(gx_infer *ctx, const gx_slicepred *sp, const gx_slicepred_sum
     choose(s, pr, fp_hash, cr, &ch);
     const gx_hash_fn *h = ch.h;
     infer_data_set(ctx, "sm_slice", "method",
-                   json_string("mean reload latency (cycles) of a class's lines from each SM: "
-                               "the fingerprint centers the classifier learned"));
-    infer_data_set(ctx, "sm_slice", "reps", json_integer(s->reps));
-    infer_data_set(ctx, "sm_slice", "lines_measured", json_integer((json_int_t)s->lines_measured));
-    infer_data_set(ctx, "sm_slice", "sigma_cycles", infer_json_num(s->sigma_cycles));
-    for (uint32_t slot = 0; slot < s->sms; slot++)
-        infer_data_append(ctx, "sm_slice", "sms", json_integer(gx_slicepred_sm(sp, slot)));
-    for (uint32_t c = 0; c < s->classes; c++) {
+                   json_string(cr->first ? "median reload latency (cycles) of a contention "
+                                           "class's lines from each SM"
+                                         : "mean reload latency (cycles) of a class's lines "
+                                           "from each SM: the fingerprint centers the "
+                                           "classifier learned"));
+    infer_data_set(ctx, "sm_slice", "reps", json_integer(cs->reps));
+    infer_data_set(ctx, "sm_slice", "lines_measured", json_integer((json_int_t)cs->lines));
+    infer_data_set(ctx, "sm_slice", "sigma_cycles", infer_json_num(cs->sigma));
+    for (uint32_t slot = 0; slot < cs->sms; slot++)
+        infer_data_append(ctx, "sm_slice", "sms", json_integer(cs->sm[slot]));
+    for (uint32_t c = 0; c < cs->classes; c++) {
         json_t *row = json_array();
-        for (uint32_t slot = 0; slot < s->sms && row; slot++)
-            json_array_append_new(row, infer_json_num(gx_slicepred_center(sp, c, slot)));
+        for (uint32_t slot = 0; slot < cs->sms && row; slot++)
+            json_array_append_new(row, infer_json_num(cs->c[(size_t)c * cs->sms + slot]));
         infer_data_append(ctx, "sm_slice", "cycles", row);
     }
     uint64_t page = ctx->info->page_bytes, line = ctx->line.line_bytes;

@@ -1,19 +1,59 @@
 /* slices_stage.c - discovery stage 5: slices, partitions and the slice hash
- * (the driver and the partitions; slices_contend.c, slices_outputs.c).
+ * (the driver; slices_parts.c, slices_contend.c, slices_outputs.c).
  *
- * Method:
+ * Method, contention first (targets with the contention probe,
+ * gx_target_has_contend):
+ * - The count (slices_contend.c): a random sample of the reference page's
+ *   lines is grouped by contention alone, and rounds of other pages' lines
+ *   joined to those classes (lines of slices the reference page lacks grow
+ *   new classes). When every class came back from a second member, no line
+ *   fell in two and the last round added no class, their count is the slice
+ *   count (x partitions with copies in the near partition). Contention
+ *   separates slices at the same distance from every SM, which latency
+ *   fingerprints merge (an H200: 34-63 fingerprint classes, uneven, for 47
+ *   a partition).
+ * - The hash from the contention labels: the reference page labelled whole,
+ *   the cube-and-anchors solver (slice_solve.h) gives XOR masks over the
+ *   observable bits (line bits .. page bits) and a table when the classes
+ *   are not linear in them; the count's pages identified (or learnt as new
+ *   components from their labelled cubes) and checked on their held-out
+ *   lines. The labelled predictor is kept for the later stages.
+ * - The partitions (slices_parts.c, below) from the contention classes'
+ *   latencies: SL_CENTER_SMS SMs spread over the ids reload a few lines of
+ *   each class (centers_from_contention: 16 seq calls a batch of 256 lines,
+ *   against the fingerprints' thousands of calls); the labelled predictor
+ *   is relabelled by group where the partitions number the slices (home
+ *   visible, uniform runs).
+ * Should the count, the hash or the partitions not be established, the
+ * stage forgets them and takes the fingerprint path (the contention count
+ * run again there, with the fingerprints' cross-check).
+ *
+ * Method, the fingerprint path (targets without the probe, or contention
+ * first undecided):
  * - Slice classes and the hash: gx_slicepred_learn (slicepredict.h) on the
  *   work area of the arena: latency fingerprints from 16-32 SMs classify
- *   lines; the cube-and-anchors solver (slice_solve.h) gives XOR masks over
- *   the observable bits (line bits .. page bits) and a table when the
- *   classes are not linear in them; other pages are identified as the
- *   reference page's table under an XOR constant (or learned as a new
- *   component); held-out lines of every page check the result. A failed
- *   check retries at twice the samples, except when the reference page's
- *   classes are merged and the target has the contention probe: then
- *   contention decides (below) and the first attempt stands (learnt again
- *   with its retries should contention not establish the hash).
- * - Partitions, in this order:
+ *   lines; the same solver gives the masks and table; other pages are
+ *   identified as the reference page's table under an XOR constant (or
+ *   learned as a new component); held-out lines of every page check the
+ *   result. A failed check retries at twice the samples, except when the
+ *   reference page's classes are merged and the target has the contention
+ *   probe: then contention decides (below) and the first attempt stands
+ *   (learnt again with its retries should contention not establish the
+ *   hash).
+ * - The count, cross-checked by contention (targets with the probe): as
+ *   above, and the contention classes must be at least as many as the
+ *   fingerprint classes (or those are uneven, merged, so their count bounds
+ *   nothing).
+ * - The hash at contention resolution: when the count is more than the
+ *   fingerprint classes (or those merge), the fingerprints' hash is coarser
+ *   than the slices; the hash is then learnt from the contention labels and
+ *   written only when established (and not where the partitions number the
+ *   fingerprint classes: the contention classes carry no group there); else
+ *   left out. Without the probe the fingerprints' results stand as they are.
+ * - Partitions from the fingerprints' class centers.
+ *
+ * Partitions (slices_parts.c), from class latencies of either source, in
+ * this order:
  *   1. home visible (near-far, each line in one partition): from every SM
  *      the class centers split into near (fast) and far (slow) groups; the
  *      pattern "which SMs see this class as near" groups the classes into
@@ -23,264 +63,30 @@
  *      SMs are grouped by a cross test (load a fresh line on SM a, time it
  *      on SM b: near hit = same partition, far/DRAM = different); slices =
  *      partitions x classes (equal partitions assumed), and the home
- *      partition of a line is not observable: the hash stays out of the
- *      profile.
+ *      partition of a line is not observable: the hash gives the slice
+ *      within a partition.
  *   3. uniform (slice_parts.h): a partition-distance step makes equal
  *      class groups that are fast from contiguous runs of SM ids; no such
  *      pattern and no structure at all -> one partition; a structure that
  *      does not fit -> not established, left out (never guessed).
  *
- * - The count, cross-checked by contention (slices_contend.c; targets with
- *   the probe): a random sample of the reference page's lines is grouped
- *   again by contention alone, and rounds of other pages' lines joined to
- *   those classes (lines of slices the reference page lacks grow new
- *   classes). When every class came back from a second member, no line
- *   fell in two, a round added no class and they are at least as many as
- *   the fingerprint classes (or those are uneven, merged, so their count
- *   bounds nothing), their count is the slice count (x partitions with
- *   copies in the near partition): fingerprints merge slices at the same
- *   distance from every SM (an H200: 34-63 classes, uneven, for 47 a
- *   partition), contention does not.
- * - The hash at contention resolution: when the count is more than the
- *   fingerprint classes (or those merge), the fingerprints' hash is coarser
- *   than the slices; the hash is then learnt from the contention labels
- *   (the reference page labelled whole, the same solver, the count's pages
- *   identified and checked on their held-out lines) and written only when
- *   established; else left out. Cost: slices_contend.c. Without the probe
- *   the fingerprints' results stand as they are.
+ * Cost (slices_contend.c for the contention part): on the sim's
+ * nvidia-h200-model.json 773 calls (364 + 244 contention launches) against
+ * the fingerprint path's 6705; docs/discovery.md has the figures.
  *
  * Notes: the stage touches only the arena's work area (never the fresh
  * reserve except through infer_fresh_block) and never replaces the arena
  * when one exists (the eviction sets of stage 4 stay valid). */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuxray/stats.h"
-#include "../../slice/slice_parts.h"
 #include "slices_internal.h"
 
-#define SL_CROSS_VOTES 3
-
-/* ---- 1 / 3: grouping classes by their near/far pattern over SMs ---------- */
-
-/* For each slot, split the class centers (Otsu); bit s of pattern[j] = class
- * j is on the fast side at slot s. Returns the median over slots of the gap
- * between the two sides (cycles) and of the separation. */
-static void near_patterns(const gx_slicepred *sp, uint32_t nc, uint32_t S, uint64_t *pattern,
-                          double *gap_med, double *sep_med)
-{
-    double *c = malloc(nc * sizeof *c);
-    double gaps[32], seps[32];
-    memset(pattern, 0, nc * sizeof *pattern);
-    for (uint32_t s = 0; s < S && c; s++) {
-        for (uint32_t j = 0; j < nc; j++)
-            c[j] = gx_slicepred_center(sp, j, s);
-        double sep = 0, thr = gx_split_threshold(c, nc, &sep);
-        double lo = 0, hi = 0;
-        int nlo = 0, nhi = 0;
-        for (uint32_t j = 0; j < nc && isfinite(thr); j++) {
-            if (c[j] < thr) {
-                pattern[j] |= 1ull << s;
-                lo += c[j];
-                nlo++;
-            } else {
-                hi += c[j];
-                nhi++;
-            }
-        }
-        gaps[s] = nlo && nhi ? hi / nhi - lo / nlo : 0;
-        seps[s] = isfinite(thr) ? sep : 0;
-    }
-    *gap_med = c ? gx_median(gaps, S) : 0;
-    *sep_med = c ? gx_median(seps, S) : 0;
-    free(c);
-}
-
-/* Group classes with equal patterns; returns the number of groups when all
- * have the same size (and fill group[] with 0..P-1 ordered by first class),
- * else 0. */
-static uint32_t group_patterns(const uint64_t *pattern, uint32_t nc, uint32_t *group)
-{
-    uint64_t pats[SL_MAX_CLASSES];
-    uint32_t count[SL_MAX_CLASSES], P = 0;
-    for (uint32_t j = 0; j < nc; j++) {
-        uint32_t g = 0;
-        while (g < P && pats[g] != pattern[j])
-            g++;
-        if (g == P) {
-            if (P == SL_MAX_CLASSES)
-                return 0;
-            pats[P] = pattern[j];
-            count[P++] = 0;
-        }
-        count[g]++;
-        group[j] = g;
-    }
-    for (uint32_t g = 1; g < P; g++)
-        if (count[g] != count[0])
-            return 0;
-    return P;
-}
-
-static int try_grouping(const gx_slicepred *sp, uint32_t nc, uint32_t S, double min_gap,
-                        double min_sep, uint32_t *group, parts_result *pr, int method)
-{
-    uint64_t pattern[SL_MAX_CLASSES];
-    double gap = 0, sep = 0;
-    if (nc < 2 || nc > SL_MAX_CLASSES)
-        return 0;
-    near_patterns(sp, nc, S, pattern, &gap, &sep);
-    if (!(gap >= min_gap) || !(sep >= min_sep))
-        return 0;
-    uint32_t P = group_patterns(pattern, nc, group);
-    if (P < 2 || P > 16 || nc % P)
-        return 0;
-    pr->method = method;
-    pr->partitions = P;
-    pr->slices = nc;
-    pr->conf = sep >= 2 * min_sep ? 0.99 : 0.9;
-    snprintf(pr->how, sizeof pr->how,
-             "classes grouped by the SMs that see them fast (median gap %.0f cycles, "
-             "separation %.1f)",
-             gap, sep);
-    return 1;
-}
-
-/* ---- 2: SM groups by a cross test ------------------------------------------ */
-
-/* 1 when SMs a and b share a near partition, 0 when not, -1 unsure. */
-static int same_partition(gx_infer *ctx, uint32_t a, uint32_t b, double thr, int *rc)
-{
-    int votes[SL_CROSS_VOTES];
-    for (int v = 0; v < SL_CROSS_VOTES; v++) {
-        uint64_t off = 0;
-        votes[v] = -1;
-        if ((*rc = infer_fresh_block(ctx, a, &off)) != GX_OK)
-            return -1;
-        gx_seq_op la[2] = {{off, GX_OP_LOAD, 0}, {off, GX_OP_LOAD, 0}};
-        gx_seq_op lb[5];
-        for (int i = 0; i < 5; i++)
-            lb[i] = (gx_seq_op){off, GX_OP_LOAD, 1};
-        double dummy[2], t[5];
-        if ((*rc = infer_seq_timed(ctx, la, 2, a, dummy)) != GX_OK ||
-            (*rc = infer_seq_timed(ctx, lb, 5, b, t)) != GX_OK)
-            return -1;
-        double delta = t[0] - gx_median(t + 1, 4);
-        if (delta > 1000)
-            continue; /* an outlier: no vote */
-        votes[v] = delta < thr ? 1 : 0;
-    }
-    return infer_vote(votes, SL_CROSS_VOTES, 2);
-}
-
-static int sm_groups(gx_infer *ctx, const gx_slicepred *sp, uint32_t S, parts_result *pr)
-{
-    const gx_levels_result *lv = &ctx->levels;
-    const gx_timer_result *tm = &ctx->timer;
-    double thr = isfinite(lv->miss_delta) && lv->miss_delta > 0 ? 0.5 * lv->miss_delta : 40.0;
-    double band = 3.0 * (tm->have ? tm->noise : 2.0) + 10.0;
-    if (thr < band)
-        thr = band;
-    int grp[32];
-    for (uint32_t s = 0; s < S; s++)
-        grp[s] = -1;
-    int P = 0, unsure = 0, rc = GX_OK;
-    for (uint32_t s = 0; s < S && rc == GX_OK; s++) {
-        if (grp[s] >= 0)
-            continue;
-        grp[s] = P;
-        uint32_t a = gx_slicepred_sm(sp, s);
-        for (uint32_t u = s + 1; u < S && rc == GX_OK; u++) {
-            if (grp[u] >= 0)
-                continue;
-            int same = same_partition(ctx, a, gx_slicepred_sm(sp, u), thr, &rc);
-            if (same == 1)
-                grp[u] = P;
-            unsure += same < 0;
-        }
-        P++;
-    }
-    if (rc != GX_OK)
-        return rc;
-    pr->partitions = (uint32_t)P;
-    pr->conf = unsure ? 0.6 : 0.97;
-    snprintf(pr->how, sizeof pr->how,
-             "SM groups by cross test (load on SM a, time on SM b; %d unsure pairs)", unsure);
-    return GX_OK;
-}
-
-/* ---- 3: uniform, class groups fast from contiguous SM runs (slice_parts.h) -- */
-
-static int uniform_partitions(gx_infer *ctx, const gx_slicepred *sp,
-                              const gx_slicepred_summary *s, uint32_t *group, parts_result *pr)
-{
-    uint32_t nc = s->classes, S = s->sms;
-    if (nc == 0 || nc > SPARTS_MAX_CLASSES || S > SPARTS_MAX_SLOTS)
-        return GX_OK; /* not observable */
-    double *c = malloc((size_t)nc * S * sizeof *c);
-    if (!c)
-        return gx_fail(ctx->msg, GX_ENOMEM, "slices: out of memory");
-    for (uint32_t j = 0; j < nc; j++)
-        for (uint32_t k = 0; k < S; k++)
-            c[(size_t)j * S + k] = gx_slicepred_center(sp, j, k);
-    sparts_result r;
-    int bad = sparts_uniform(c, nc, S, gx_rng_next(&ctx->rng), group, &r);
-    free(c);
-    if (bad)
-        return gx_fail(ctx->msg, GX_ENOMEM, "slices: partition test failed (out of memory)");
-    pr->method = 3;
-    pr->partitions = r.partitions;
-    pr->slices = nc;
-    pr->conf = r.conf;
-    snprintf(pr->how, sizeof pr->how, "%s", r.how);
-    return GX_OK;
-}
-
-/* ---- the driver ---------------------------------------------------------------- */
-
-static void relabel_by_group(gx_slicepred *sp, uint32_t nc, const uint32_t *group, uint32_t P,
-                             gx_msg *msg)
-{
-    uint32_t map[SL_MAX_CLASSES], next[16] = {0}, per = nc / P;
-    for (uint32_t j = 0; j < nc; j++)
-        map[j] = group[j] * per + next[group[j]]++;
-    gx_slicepred_relabel(sp, map, msg);
-}
-
-/* The partitions (1 / 2 / 3 above) from the fingerprint predictor; classes
- * relabelled by group where the groups are classes. */
-static int find_partitions(gx_infer *ctx, gx_slicepred *sp, const gx_slicepred_summary *sv,
-                           parts_result *pr)
-{
-    int rc = GX_OK;
-    memset(pr, 0, sizeof *pr);
-    snprintf(pr->how, sizeof pr->how, "fingerprints show no partition structure (not observable)");
-    uint32_t group[SL_MAX_CLASSES];
-    const gx_levels_result *lv = &ctx->levels;
-    if (lv->topology == GX_TOPO_NEAR_FAR) {
-        double gap = isfinite(lv->miss_delta) && lv->miss_delta > 0 ? 0.5 * lv->miss_delta : 30;
-        if (!try_grouping(sp, sv->classes, sv->sms, gap, 3.0, group, pr, 1)) {
-            rc = sm_groups(ctx, sp, sv->sms, pr);
-            if (rc == GX_OK && pr->partitions > 1) {
-                pr->method = 2;
-                pr->slices = sv->classes * pr->partitions;
-            } else if (rc == GX_OK) {
-                /* near-far levels but neither signature: not established */
-                pr->partitions = 0;
-                snprintf(pr->how, sizeof pr->how,
-                         "near-far levels, but no near/far split of the classes and one SM "
-                         "group: not established");
-            }
-        }
-    } else {
-        rc = uniform_partitions(ctx, sp, sv, group, pr);
-    }
-    if (rc == GX_OK && (pr->method == 1 || pr->method == 3) && pr->partitions > 1)
-        relabel_by_group(sp, sv->classes, group, pr->partitions, ctx->msg);
-    return rc;
-}
+/* SM slots of the contention classes' latencies: the fingerprint pilot's
+ * smaller choice (it takes 32 only to tell close classes apart, which
+ * contention did already); the partition signatures need SM sides, 4 slots
+ * a side at 4 partitions */
+#define SL_CENTER_SMS 16u
 
 /* The fingerprints' retries (twice the samples, twice the cost: 10-20 s of
  * an H200's 29 s slices stage) are for classes that only the fingerprints
@@ -307,12 +113,33 @@ static int contention_decides(void *user, const gx_slicepred *sp)
     return st->fired;
 }
 
-/* The fingerprint predictor, its partitions (relabelled by group) and its
- * hash; settle: let contention_decides stop the retries (*settled = 1 when
- * it did). */
+/* Classes relabelled by partition group (methods 1 and 3 with partitions):
+ * partition g's slices numbered g x classes / P on. */
+static int grouped(const parts_result *pr)
+{
+    return (pr->method == 1 || pr->method == 3) && pr->partitions > 1;
+}
+
+/* Rows of cs moved to the classes' new ids map[] (the report data follows
+ * the relabelled hash). */
+static void centers_relabel(sl_centers *cs, const uint32_t *map)
+{
+    size_t S = cs->sms, n = (size_t)cs->classes * S;
+    double *c = malloc((n ? n : 1) * sizeof *c);
+    if (!c)
+        return; /* the data keep the old order; the outputs do not read it */
+    for (uint32_t j = 0; j < cs->classes; j++)
+        memcpy(c + (size_t)map[j] * S, cs->c + (size_t)j * S, S * sizeof *c);
+    free(cs->c);
+    cs->c = c;
+}
+
+/* The fingerprint predictor, its class centers and partitions (relabelled
+ * by group) and its hash; settle: let contention_decides stop the retries
+ * (*settled = 1 when it did). */
 static int learn_fingerprints(gx_infer *ctx, gx_slicepred_opts *o, int settle, gx_slicepred **sp,
-                              gx_slicepred_summary *s, parts_result *pr, gx_hash_fn *h,
-                              int *settled)
+                              gx_slicepred_summary *s, sl_centers *cs, parts_result *pr,
+                              gx_hash_fn *h, int *settled)
 {
     settle_state st = {ctx, 0};
     o->settled = settle ? contention_decides : NULL;
@@ -331,9 +158,117 @@ static int learn_fingerprints(gx_infer *ctx, gx_slicepred_opts *o, int settle, g
                    (unsigned long long)(s->verified - s->verify_errors),
                    (unsigned long long)s->verified, s->attempts, (unsigned long long)s->forced,
                    *settled ? "; no retry: contention decides merged classes" : "");
-    rc = find_partitions(ctx, *sp, s, pr);
+    uint32_t group[SL_MAX_CLASSES], map[SL_MAX_CLASSES];
+    rc = centers_from_pred(*sp, s, cs, ctx->msg);
+    if (rc == GX_OK)
+        rc = find_partitions(ctx, cs, group, pr);
+    if (rc == GX_OK && grouped(pr)) {
+        group_map(s->classes, group, pr->partitions, map);
+        gx_slicepred_relabel(*sp, map, ctx->msg);
+        centers_relabel(cs, map);
+    }
     if (rc == GX_OK)
         rc = gx_slicepred_hash(*sp, h, ctx->msg);
+    return rc;
+}
+
+/* The fingerprint path: the predictor first, contention checking the count
+ * and learning the hash where the fingerprints merge slices (the notes). */
+static int fingerprint_path(gx_infer *ctx, gx_slicepred_opts *o, gx_slicepred **sp,
+                            gx_slicepred_summary *s, sl_centers *cs, parts_result *pr,
+                            gx_hash_fn *h, contend_result *cr)
+{
+    sl_contend *cst = NULL;
+    int settled = 0;
+    int rc = learn_fingerprints(ctx, o, 1, sp, s, cs, pr, h, &settled);
+    uint32_t smallest, largest;
+    const int merged = rc == GX_OK && classes_merged(h, &smallest, &largest);
+    if (rc == GX_OK)
+        rc = slices_contend_count(ctx, o->region_bytes, s->classes, merged, cr, &cst);
+    /* contention resolves more slices than the fingerprints: their hash */
+    if (rc == GX_OK && cst && (cr->classes > s->classes || merged))
+        rc = slices_contend_hash(ctx, cst, o->region_bytes, cr);
+    sl_contend_free(cst);
+    if (rc == GX_OK && settled && !cr->hash_ok) {
+        /* contention did not decide after all: the retries the fingerprints
+         * skipped (the count stands; partitions and hash from the new run) */
+        infer_progress(ctx, "slices: contention did not establish the hash: fingerprints "
+                            "learnt again with their retries");
+        gx_slicepred_free(*sp);
+        gx_hash_clear(h);
+        centers_free(cs);
+        *sp = NULL;
+        rc = learn_fingerprints(ctx, o, 0, sp, s, cs, pr, h, &settled);
+    }
+    return rc;
+}
+
+/* Contention first: the partitions on the contention classes' latencies,
+ * the labelled predictor (and so the hash) relabelled by group where the
+ * partitions number the slices. 0 in *ok when that cannot be done (the
+ * classes the predictor saw are not the count's). */
+static int first_partitions(gx_infer *ctx, sl_centers *cs, contend_result *cr,
+                            parts_result *pr, int *ok)
+{
+    uint32_t group[SL_MAX_CLASSES], map[SL_MAX_CLASSES];
+    *ok = 0;
+    if (cs->classes > SL_MAX_CLASSES)
+        return GX_OK;
+    int rc = find_partitions(ctx, cs, group, pr);
+    if (rc != GX_OK || !pr->partitions)
+        return rc;
+    if (!grouped(pr)) {
+        *ok = 1;
+        return GX_OK;
+    }
+    gx_slicepred_summary ls;
+    gx_slicepred_get_summary(cr->lpred, &ls);
+    if (ls.classes != cs->classes)
+        return GX_OK;
+    group_map(cs->classes, group, pr->partitions, map);
+    if ((rc = gx_slicepred_relabel(cr->lpred, map, ctx->msg)) != GX_OK)
+        return rc;
+    centers_relabel(cs, map);
+    gx_hash_clear(&cr->hash);
+    if ((rc = gx_slicepred_hash(cr->lpred, &cr->hash, ctx->msg)) != GX_OK)
+        return rc;
+    cr->grouped = 1;
+    *ok = 1;
+    return GX_OK;
+}
+
+/* Contention first (targets with the probe): the count with no fingerprint
+ * bound, the hash from its labels, the partitions from the contention
+ * classes' latencies. *decided = 1 when all three stand (cr->first); else
+ * cr and cs are cleared for the fingerprint path. */
+static int contention_first(gx_infer *ctx, uint64_t region_bytes, contend_result *cr,
+                            sl_centers *cs, parts_result *pr, int *decided)
+{
+    sl_contend *st = NULL;
+    int ok = 0;
+    *decided = 0;
+    memset(pr, 0, sizeof *pr);
+    int rc = slices_contend_count(ctx, region_bytes, 0, 1, cr, &st);
+    if (rc == GX_OK && st)
+        rc = slices_contend_hash(ctx, st, region_bytes, cr);
+    if (rc == GX_OK && st && cr->hash_ok)
+        rc = centers_from_contention(ctx, st, SL_CENTER_SMS, cs);
+    if (rc == GX_OK && st && cr->hash_ok)
+        rc = first_partitions(ctx, cs, cr, pr, &ok);
+    sl_contend_free(st);
+    *decided = rc == GX_OK && ok;
+    cr->first = *decided;
+    if (rc == GX_OK && !*decided) {
+        infer_progress(ctx, "slices: contention first did not decide (%s): the fingerprint "
+                            "path", !cr->classes ? "count" : !cr->hash_ok ? "hash" : "partitions");
+        contend_result_clear(cr);
+        centers_free(cs);
+        memset(pr, 0, sizeof *pr);
+    } else if (rc == GX_OK) {
+        infer_progress(ctx, "slices: contention first: %u classes, hash and %u partitions "
+                            "(%s); no fingerprints",
+                       cr->classes, pr->partitions, pr->how);
+    }
     return rc;
 }
 
@@ -364,37 +299,27 @@ int gx_stage_slices(gx_infer *ctx)
     parts_result pr;
     gx_hash_fn h;
     contend_result cr;
-    sl_contend *cst = NULL;
+    sl_centers cs;
+    memset(&s, 0, sizeof s);
+    memset(&pr, 0, sizeof pr);
     memset(&h, 0, sizeof h);
     memset(&cr, 0, sizeof cr);
-    int settled = 0;
-    int rc = learn_fingerprints(ctx, &o, 1, &sp, &s, &pr, &h, &settled);
-    uint32_t smallest, largest;
-    const int merged = rc == GX_OK && classes_merged(&h, &smallest, &largest);
-    if (rc == GX_OK)
-        rc = slices_contend_count(ctx, o.region_bytes, s.classes, merged, &cr, &cst);
-    /* contention resolves more slices than the fingerprints: their hash */
-    if (rc == GX_OK && cst && (cr.classes > s.classes || merged))
-        rc = slices_contend_hash(ctx, cst, o.region_bytes, &cr);
-    sl_contend_free(cst);
-    if (rc == GX_OK && settled && !cr.hash_ok) {
-        /* contention did not decide after all: the retries the fingerprints
-         * skipped (the count stands; partitions and hash from the new run) */
-        infer_progress(ctx, "slices: contention did not establish the hash: fingerprints "
-                            "learnt again with their retries");
-        gx_slicepred_free(sp);
-        gx_hash_clear(&h);
-        sp = NULL;
-        rc = learn_fingerprints(ctx, &o, 0, &sp, &s, &pr, &h, &settled);
-    }
+    memset(&cs, 0, sizeof cs);
+    int rc = GX_OK, decided = 0;
+    if (gx_target_has_contend(ctx->t))
+        rc = contention_first(ctx, o.region_bytes, &cr, &cs, &pr, &decided);
+    if (rc == GX_OK && !decided)
+        rc = fingerprint_path(ctx, &o, &sp, &s, &cs, &pr, &h, &cr);
     if (rc == GX_OK) {
-        write_outputs(ctx, &s, &pr, &h, (double)s.lines_measured, &cr);
-        record_slices(ctx, sp, &s, &pr, &h, &cr);
+        write_outputs(ctx, &s, &pr, &h, &cs, &cr);
+        record_slices(ctx, &cs, &s, &pr, &h, &cr);
     }
     gx_hash_clear(&h);
-    /* kept for the ways stage's slice-guided pools (learning again costs
-     * as much as this stage did): the fingerprints' for the sets stage and
-     * for pools where they decide, the labelled one where contention did */
+    centers_free(&cs);
+    /* kept for the later stages (infer_slice_pred): the labelled one where
+     * contention learnt the hash (first, or where the fingerprints merge
+     * slices), else the fingerprints' (none when contention decided first:
+     * the ways stage learns one should its labelled pools fall short) */
     gx_slicepred_free(ctx->slices.pred);
     ctx->slices.pred = rc == GX_OK ? sp : NULL;
     if (rc != GX_OK)
