@@ -225,12 +225,13 @@ static double far_window_top(const lv_state *s)
  * stream is restored after: later stages draw what they drew without this
  * measurement. */
 int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
-                        double *far_delta, double *near_y)
+                        double *far_delta, double *near_y, double *se)
 {
     gx_infer *ctx = s->ctx;
     *y = NAN;
     *far_delta = NAN;
     *near_y = NAN;
+    *se = NAN;
     if (!line || !isfinite(c1) || !isfinite(c2) || c2 < LV_STREAM_MIN_RATIO * c1)
         return GX_OK;
     size_t n = (size_t)(0.5 * (c1 + c2));
@@ -294,11 +295,18 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
          * deltas are bimodal, a gap at 200-220 cycles and 41-52% above it,
          * so their median moved by 45 cycles between runs of one call, 187
          * or 232, where the mean moved by 9: 204-213). */
+        /* the standard error of y - near - far delta: the stream chases'
+         * spread (MAD sigma over sqrt of their count) and the far delta's
+         * (the alternation's chases alike; the probe pairs' sigma over
+         * sqrt of their count) */
+        double ys_se = 1.4826 * gx_mad(ys, LV_STREAM_CHASES) / sqrt((double)LV_STREAM_CHASES);
         if (probes_ok && isfinite(dchase) && fabs(dchase - pmean) <= LV_ALT_AGREE * pmean) {
             *far_delta = dchase;
             *near_y = aa;
+            *se = sqrt(3.0) * ys_se;
         } else if (probes_ok) {
             *far_delta = pmean;
+            *se = hypot(ys_se, gx_stddev(fd, nfd) / sqrt((double)nfd));
         }
         infer_progress(ctx,
                        "levels: isolated far hits: alternating chase %.1f, its near steps %.1f: "

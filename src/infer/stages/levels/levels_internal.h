@@ -25,6 +25,15 @@
 /* a far hit's delta lies within this many far sigmas above the far delta
  * (a normal cluster keeps 99.7% of its lines; far_window_top) */
 #define LV_FAR_WINDOW_SIGMAS 3.0
+/* far_stream_extra is written above max(LV_EXTRA_MIN cycles, LV_EXTRA_SIGMAS
+ * standard errors of its estimate): below, it is not told from no extra. An
+ * H200: SE ~2.5 (650 probes of sigma ~40, chases within 2 cycles), extras
+ * 11.5-18 in six runs of two calls; the former floor of 5% of the far delta
+ * (11.2 there) left one of them out. The sim's generated near-far profiles
+ * read -41..+83 without an extra: the chase-against-probes estimate has
+ * systematic errors no floor of a few cycles removes (docs/discovery.md). */
+#define LV_EXTRA_MIN 8.0
+#define LV_EXTRA_SIGMAS 3.0
 /* the far plateau is measured only where the combined capacity leaves room
  * for one: at least this multiple of the first level (below, the footprint
  * halfway between them sits in the transitions at both ends) */
@@ -96,7 +105,7 @@ int lv_measure_skew(gx_infer *ctx, const uint64_t *lines_at, size_t nlines, lv_s
 int lv_measure_cold(lv_state *s);
 int lv_curve_capacity2(lv_state *s, double c1, double *c2, double *sd);
 int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double *y,
-                        double *far_delta, double *near_y);
+                        double *far_delta, double *near_y, double *se);
 int lv_far_test(lv_state *s, double cap1, char *why, size_t why_len);
 
 #endif

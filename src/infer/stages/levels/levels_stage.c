@@ -388,9 +388,9 @@ static int run_levels(lv_state *s)
      * pairs' far delta in six runs of one call). */
     ctx->levels.far_stream_extra = NAN;
     if (s->near_far && line) {
-        double ystream = NAN, fdelta = NAN, ynear = NAN;
+        double ystream = NAN, fdelta = NAN, ynear = NAN, se = NAN;
         if ((rc = lv_far_stream_chase(s, caps[0] / LV_BLOCK_BYTES, caps[1] / LV_BLOCK_BYTES, line,
-                                      &ystream, &fdelta, &ynear)) != GX_OK)
+                                      &ystream, &fdelta, &ynear, &se)) != GX_OK)
             return rc;
         /* the near steps as the far delta's own chases saw them, else the
          * curve's first plateau */
@@ -403,12 +403,12 @@ static int run_levels(lv_state *s)
             s->far_delta = fdelta;
             ctx->levels.miss_delta = fdelta;
         }
-        double floor_c = fmax(8.0, 0.05 * s->far_delta);
+        double floor_c = fmax(LV_EXTRA_MIN, isfinite(se) ? LV_EXTRA_SIGMAS * se : 0.0);
         if (isfinite(extra))
             ctx->levels.far_stream_extra = extra > floor_c ? extra : 0.0;
         infer_progress(ctx, "levels: far hits back to back: chase %.1f over the far plateau vs "
-                       "%.1f near + %.1f far delta: extra %.1f",
-                       ystream, near, fdelta, extra);
+                       "%.1f near + %.1f far delta: extra %.1f (written above %.1f)",
+                       ystream, near, fdelta, extra, floor_c);
     }
     snprintf(ctx->levels.line_how, sizeof ctx->levels.line_how, "%s", lhow);
     record_curve(s, pl, np, caps, line);
