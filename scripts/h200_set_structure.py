@@ -278,9 +278,28 @@ def main():
     agree, sh = max(shifts)
     print(f"5. f takes each pair-block {min(cnt.values())}-{max(cnt.values())} times; the best "
           f"shift with a relabelling (f(n + s) = p(f(n))) agrees {100 * agree:.0f}% (s = {sh})")
+    # power-of-two shifts: is f(n + s) = p(f(n)) with p one cycle through every pair-block
+    # (then, labelled along the cycle, f(n + s) = f(n) + 1 mod 5)?
+    for sh in (2 ** k for k in range(3, 10)):
+        if sh > len(f) // 2:
+            break
+        m = collections.defaultdict(collections.Counter)
+        for i in range(len(f) - sh):
+            if f[i] >= 0 and f[i + sh] >= 0:
+                m[f[i]][f[i + sh]] += 1
+        tot = sum(sum(c.values()) for c in m.values())
+        p = {a: c.most_common(1)[0][0] for a, c in m.items()}
+        agree = sum(c[p[a]] for a, c in m.items()) / max(1, tot)
+        seen, a = [], 0
+        while a in p and a not in seen:
+            seen.append(a)
+            a = p[a]
+        cyc = len(seen) == len(pblocks) and a == 0
+        print(f"   shift {sh}: f(n + {sh}) = p(f(n)) for {100 * agree:.0f}% of {tot} pairs"
+              f"{', p one cycle: ' + '->'.join('ABCDEFGHIJ'[x] for x in seen) if cyc else ''}")
     # is f an affine Z_5 function of the segment number's bits?
     if len(pblocks) == 5:
-        bad, n0, lab = z5_affine_misfit(f, 9, range(0, 512))
+        bad, n0, lab = z5_affine_misfit(f, (len(f) + 511).bit_length(), range(0, 512))
         rows = sum(1 for v in f if v >= 0)
         print(f"   f = c + sum w_j bit_j(n + n0) over Z_5: at best {bad} of {rows} equations "
               f"inconsistent (n0 = {n0}): not affine in the bits")
