@@ -297,6 +297,20 @@ def main():
         cyc = len(seen) == len(pblocks) and a == 0
         print(f"   shift {sh}: f(n + {sh}) = p(f(n)) for {100 * agree:.0f}% of {tot} pairs"
               f"{', p one cycle: ' + '->'.join('ABCDEFGHIJ'[x] for x in seen) if cyc else ''}")
+        if cyc and agree > 0.6:
+            # labelled along the cycle: f(n) - floor(n / sh) as one function of n mod sh
+            lab = {a: i for i, a in enumerate(seen)}
+            npb = len(pblocks)
+            best = 0.0
+            for n0 in range(sh):
+                g = collections.defaultdict(collections.Counter)
+                for n, x in enumerate(f):
+                    if x >= 0:
+                        g[(n + n0) % sh][(lab[x] - (n + n0) // sh) % npb] += 1
+                best = max(best, sum(c.most_common(1)[0][1] for c in g.values()) /
+                           max(1, sum(sum(c.values()) for c in g.values())))
+            print(f"   labelled along it, f(n) - floor(n / {sh}) mod {npb} is one function of "
+                  f"n mod {sh} for {100 * best:.0f}% of the segments (best phase)")
     # is f an affine Z_5 function of the segment number's bits?
     if len(pblocks) == 5:
         bad, n0, lab = z5_affine_misfit(f, (len(f) + 511).bit_length(), range(0, 512))
