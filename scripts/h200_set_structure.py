@@ -135,6 +135,59 @@ def z5_affine_misfit(seq, nbits, offsets):
     return best
 
 
+def swizzled_value_fit(f, lab, sh, npb, max_err=6):
+    """f(n) = value(N') mod npb, N = n + n0, N' = N with its low b = log2(sh) bits
+    mapped by a GF(2) matrix (columns cols), the bits from b up as they are:
+    labels along the shift's cycle (+1 a step) scaled by sh mod npb. Depth-first
+    over the columns, at most max_err of the sh residues wrong. Returns the
+    best (errors, n0, cols) or None."""
+    b = sh.bit_length() - 1
+    mul = sh % npb
+    best = None
+    for n0 in range(sh):
+        g = collections.defaultdict(collections.Counter)
+        for n, x in enumerate(f):
+            if x >= 0:
+                t = n + n0
+                g[t % sh][(mul * lab[x] - mul * (t // sh)) % npb] += 1
+        e = {m: c.most_common(1)[0][0] for m, c in g.items()}
+        for c0 in range(npb):
+            t = {m: (v - c0) % npb for m, v in e.items()}
+            if t.get(0, 0) != 0:
+                continue
+            found = []
+
+            def dfs(j, cols, errs):
+                if j == b:
+                    found.append((errs, list(cols)))
+                    return
+                for vj in range(sh):
+                    if vj % npb != t.get(1 << j, vj % npb):
+                        continue
+                    err = errs
+                    for m in range(1 << j, 1 << (j + 1)):
+                        val = vj
+                        for i in range(j):
+                            if m >> i & 1:
+                                val ^= cols[i]
+                        if m in t and val % npb != t[m]:
+                            err += 1
+                            if err > max_err:
+                                break
+                    if err <= max_err:
+                        cols.append(vj)
+                        dfs(j + 1, cols, err)
+                        cols.pop()
+                    if len(found) > 50:
+                        return
+
+            dfs(0, [], 0)
+            for errs, cols in found:
+                if best is None or errs < best[0]:
+                    best = (errs, n0, cols)
+    return best
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -311,6 +364,13 @@ def main():
                            max(1, sum(sum(c.values()) for c in g.values())))
             print(f"   labelled along it, f(n) - floor(n / {sh}) mod {npb} is one function of "
                   f"n mod {sh} for {100 * best:.0f}% of the segments (best phase)")
+            fit = swizzled_value_fit(f, lab, sh, npb)
+            if fit:
+                errs, n0, cols = fit
+                print(f"   f(n) = value(N') mod {npb} (labels scaled so that +{sh} adds {sh} mod "
+                      f"{npb}), N = n + {n0}, N' = N with its low {sh.bit_length() - 1} bits "
+                      f"mapped over GF(2), bit j -> {' '.join(hex(c) for c in cols)}: "
+                      f"{errs} of {sh} residues wrong")
     # is f an affine Z_5 function of the segment number's bits?
     if len(pblocks) == 5:
         bad, n0, lab = z5_affine_misfit(f, (len(f) + 511).bit_length(), range(0, 512))
