@@ -114,6 +114,11 @@ int gx_slicepred_hash(const gx_slicepred *sp, gx_hash_fn *out, gx_msg *msg);
 double gx_slicepred_center(const gx_slicepred *sp, uint32_t cls, uint32_t slot);
 uint32_t gx_slicepred_sm(const gx_slicepred *sp, uint32_t slot);
 
+/* S SM slots spread over the SM ids 0..sm_count-1: slot i the middle of
+ * the i-th of S equal runs (the ids a predictor's fingerprints use; sm_count
+ * 0 counts as 1). sms[] gets S ids. */
+void gx_slicepred_spread_sms(uint32_t sm_count, uint32_t S, uint32_t *sms);
+
 /* Rename class i to map[i] for every i < classes (a permutation). */
 int gx_slicepred_relabel(gx_slicepred *sp, const uint32_t *map, gx_msg *msg);
 

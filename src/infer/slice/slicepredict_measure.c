@@ -187,14 +187,19 @@ int sp_classify(gx_slicepred *sp, const uint64_t *offs, size_t n, int *labels, i
 
 /* ---- setup ---------------------------------------------------------------------- */
 
+void gx_slicepred_spread_sms(uint32_t sm_count, uint32_t S, uint32_t *sms)
+{
+    uint32_t n = sm_count ? sm_count : 1;
+    for (uint32_t i = 0; i < S; i++) {
+        uint64_t a = (uint64_t)i * n / S;
+        uint64_t b = (uint64_t)(i + 1) * n / S;
+        sms[i] = (uint32_t)((a + b) / 2 < n ? (a + b) / 2 : n - 1);
+    }
+}
+
 void sp_pick_sms(gx_slicepred *sp)
 {
-    uint32_t n = sp->sm_count ? sp->sm_count : 1;
-    for (int i = 0; i < sp->S; i++) {
-        uint64_t a = (uint64_t)i * n / (uint64_t)sp->S;
-        uint64_t b = (uint64_t)(i + 1) * n / (uint64_t)sp->S;
-        sp->sms[i] = (uint32_t)((a + b) / 2 < n ? (a + b) / 2 : n - 1);
-    }
+    gx_slicepred_spread_sms(sp->sm_count, (uint32_t)sp->S, sp->sms);
 }
 
 uint64_t sp_random_line(gx_slicepred *sp, uint64_t base)

@@ -487,11 +487,7 @@ int centers_from_contention(gx_infer *ctx, const sl_contend *st, uint32_t S, sl_
         S = SL_CENTER_MAX_SMS;
     if (S > sm_count)
         S = sm_count ? sm_count : 1;
-    /* the slots spread over the SM ids, as the fingerprints' (sp_pick_sms) */
-    for (uint32_t i = 0; i < S; i++) {
-        uint64_t n = sm_count ? sm_count : 1, a = (uint64_t)i * n / S, b = (uint64_t)(i + 1) * n / S;
-        c->sm[i] = (uint32_t)((a + b) / 2 < n ? (a + b) / 2 : n - 1);
-    }
+    gx_slicepred_spread_sms(sm_count, S, c->sm); /* the fingerprints' slots */
     uint64_t *lines = malloc(((size_t)nc * SL_CENTER_LINES + 1) * sizeof *lines);
     uint32_t *cnt = calloc(nc ? nc : 1, sizeof *cnt);
     c->c = malloc(((size_t)nc * S + 1) * sizeof *c->c);
