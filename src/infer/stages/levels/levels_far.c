@@ -295,15 +295,17 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
          * deltas are bimodal, a gap at 200-220 cycles and 41-52% above it,
          * so their median moved by 45 cycles between runs of one call, 187
          * or 232, where the mean moved by 9: 204-213). */
-        /* the standard error of y - near - far delta: the stream chases'
-         * spread (MAD sigma over sqrt of their count) and the far delta's
-         * (the alternation's chases alike; the probe pairs' sigma over
-         * sqrt of their count) */
+        /* the standard error of y - near - far delta, from the stream
+         * chases' spread (MAD sigma over sqrt of their count, se): with the
+         * chases' delta the extra is y - aa - 2 (alt - aa) = y + aa - 2 alt,
+         * three medians of as many chases, sqrt(1 + 1 + 4) se when they
+         * spread alike; with the probe pairs' mean, se and their sigma over
+         * sqrt of their count */
         double ys_se = 1.4826 * gx_mad(ys, LV_STREAM_CHASES) / sqrt((double)LV_STREAM_CHASES);
         if (probes_ok && isfinite(dchase) && fabs(dchase - pmean) <= LV_ALT_AGREE * pmean) {
             *far_delta = dchase;
             *near_y = aa;
-            *se = sqrt(3.0) * ys_se;
+            *se = sqrt(6.0) * ys_se;
         } else if (probes_ok) {
             *far_delta = pmean;
             *se = hypot(ys_se, gx_stddev(fd, nfd) / sqrt((double)nfd));
