@@ -177,22 +177,13 @@ int guided_init(gx_infer *ctx, uint64_t npages, guided *g)
 static int guided_identify(gx_infer *ctx, guided *g, uint32_t n)
 {
     uint64_t page = ctx->info->page_bytes;
-    uint32_t line = infer_line_bytes(ctx);
-    uint32_t max_lines = (uint32_t)(page / line / 100);
-    if (max_lines < 16)
-        max_lines = 16;
     gx_target_stats a, b;
     gx_target_get_stats(ctx->t, &a);
     for (; g->n_ident < n && g->n_ident < g->n_pages; g->n_ident++) {
-        gx_slicepred_page *pg = &g->id[g->n_ident];
-        gx_msg m;
-        int rc = gx_slicepred_identify(g->sp, g->pages[g->n_ident] * page, max_lines, pg, &m);
-        if (rc == GX_EUNSURE) {
-            pg->component = -1;
-            continue;
-        }
+        uint64_t base = g->pages[g->n_ident] * page;
+        int rc = infer_identify_pages(ctx, g->sp, &base, 1, &g->id[g->n_ident]);
         if (rc != GX_OK)
-            return gx_fail(ctx->msg, rc, "ways: %s", m.text);
+            return rc;
     }
     gx_target_get_stats(ctx->t, &b);
     g->learn_accesses += b.accesses - a.accesses;
