@@ -10,6 +10,15 @@
 
 #include "levels_internal.h"
 
+/* n values as a JSON array of numbers (null for a non-finite one) */
+static json_t *lv_json_values(const double *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, infer_json_num(v[i]));
+    return a;
+}
+
 int lv_measure_skew(gx_infer *ctx, const uint64_t *lines_at, size_t nlines, lv_skew *sk)
 {
     uint32_t nsm = ctx->info->sm_count < LV_SMS ? ctx->info->sm_count : LV_SMS;
@@ -181,6 +190,12 @@ static int far_alternation(lv_state *s, size_t n, uint32_t line, double *alt, do
     if (rc == GX_OK) {
         *alt = gx_median(ya, LV_STREAM_CHASES);
         *aa = gx_median(yaa, LV_STREAM_CHASES);
+        if (infer_recording(ctx)) {
+            infer_data_set(ctx, "curve", "far_alternating_chases",
+                           lv_json_values(ya, LV_STREAM_CHASES));
+            infer_data_set(ctx, "curve", "far_alternating_nears",
+                           lv_json_values(yaa, LV_STREAM_CHASES));
+        }
     }
 out:
     free(chain);
@@ -237,13 +252,17 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
     size_t n = (size_t)(0.5 * (c1 + c2));
     if ((uint64_t)n * line > ctx->arena.work_bytes)
         return GX_OK;
+    /* fd: the probes' deltas in the far window; fall: every probe's delta,
+     * kept for the raw data (what the window leaves out: near hits under
+     * thr1, DRAM misses from hi) */
     uint64_t *chain = malloc(n * sizeof *chain);
-    if (!chain)
+    double *fd = malloc(2 * (size_t)LV_STREAM_CHASES * LV_STREAM_PROBES * sizeof *fd);
+    if (!chain || !fd) {
+        free(chain);
+        free(fd);
         return gx_fail(ctx->msg, GX_ENOMEM, "levels: out of memory");
-    /* fall: every probe's delta, kept for the raw data (what the window
-     * below leaves out: near hits under thr1, DRAM misses from hi) */
-    double ys[LV_STREAM_CHASES], fd[LV_STREAM_CHASES * LV_STREAM_PROBES];
-    double fall[LV_STREAM_CHASES * LV_STREAM_PROBES];
+    }
+    double ys[LV_STREAM_CHASES], *fall = fd + (size_t)LV_STREAM_CHASES * LV_STREAM_PROBES;
     size_t nfd = 0, nall = 0, k = n / 8 < LV_STREAM_PROBES ? n / 8 : LV_STREAM_PROBES;
     double hi = far_window_top(s);
     gx_rng keep = ctx->rng;
@@ -323,6 +342,7 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
             infer_data_set(ctx, "curve", "far_alternating_chase", infer_json_num(alt));
             infer_data_set(ctx, "curve", "far_alternating_near", infer_json_num(aa));
             infer_data_set(ctx, "curve", "far_stream_chase", infer_json_num(*y));
+            infer_data_set(ctx, "curve", "far_stream_chases", lv_json_values(ys, LV_STREAM_CHASES));
             json_t *all = json_array(), *win = json_array();
             for (size_t j = 0; j < nall; j++)
                 json_array_append_new(all, json_real(fall[j]));
@@ -332,6 +352,7 @@ int lv_far_stream_chase(lv_state *s, double c1, double c2, uint32_t line, double
             infer_data_set(ctx, "curve", "far_stream_window", win);
         }
     }
+    free(fd);
     return rc;
 }
 

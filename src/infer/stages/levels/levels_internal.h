@@ -18,10 +18,18 @@
 #define LV_TIMED_STEPS 2048u
 #define LV_SWEEP_PROBES 48
 #define LV_FAR_PROBES 96
-#define LV_STREAM_CHASES 3 /* chases over the far plateau, for far_stream_extra */
-/* far lines probed after each of them: their mean's standard error ~2 cycles
- * at 3 x 256 even for a bimodal far delta (an H200: ~35 cycles of spread) */
-#define LV_STREAM_PROBES 256
+/* Chases over the far plateau (and alternating chases) for far_stream_extra,
+ * and far lines probed after each: the extra is a difference of such means,
+ * each moving 3-4 cycles between runs at 3 x 256 (an H200: 11.5-23 within
+ * one call); at 9 x 512 four runs of one call read 13.0-15.1 against
+ * 12.2-14.9 (and one 4.4) at 3 x 256, for ~3.5 s more of its levels stage
+ * (data/nvidia-h200/levels-2026-12-03). A build may set both (-D). */
+#ifndef LV_STREAM_CHASES
+#define LV_STREAM_CHASES 9
+#endif
+#ifndef LV_STREAM_PROBES
+#define LV_STREAM_PROBES 512
+#endif
 /* a far hit's delta lies within this many far sigmas above the far delta
  * (a normal cluster keeps 99.7% of its lines; far_window_top) */
 #define LV_FAR_WINDOW_SIGMAS 3.0
