@@ -36,6 +36,8 @@ typedef struct gx_report_row {
     char method[128];
     double confidence; /* 0..1; NaN when not applicable */
     int in_profile;    /* 0: reported but left out of the profile (not confident) */
+    int superseded;    /* 1: a method tried first, decided by a later row of the same
+                          parameter (left out of the profile) */
 } gx_report_row;
 
 typedef struct gx_stage_cost {

@@ -172,14 +172,29 @@ static int row_written(const gx_report *rep, const char *parameter)
     return 0;
 }
 
+/* 1 when row i is a left-out measurement (not a note: confidence NaN) */
+static int row_left_out(const gx_report *rep, int i)
+{
+    return !rep->rows[i].in_profile && !isnan(rep->rows[i].confidence);
+}
+
+/* 1 when a row before i leaves the same parameter out (it is named once) */
+static int named_before(const gx_report *rep, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (row_left_out(rep, j) && !strcmp(rep->rows[j].parameter, rep->rows[i].parameter))
+            return 1;
+    return 0;
+}
+
 /* Contract 3: a field the stages measured but left out of the profile as
  * unsure makes discovery incomplete (exit 1); the profile keeps the rest. */
 static int report_left_out(const gx_report *rep)
 {
     int n = 0;
     for (int i = 0; i < rep->n_rows; i++)
-        if (!rep->rows[i].in_profile && !isnan(rep->rows[i].confidence) && /* NaN: a note */
-            !row_written(rep, rep->rows[i].parameter)) {
+        if (row_left_out(rep, i) && !row_written(rep, rep->rows[i].parameter) &&
+            !named_before(rep, i)) {
             if (!n++)
                 fprintf(stderr, "gpuxray: discovery incomplete: left out of the profile as unsure:");
             fprintf(stderr, " %s", rep->rows[i].parameter);

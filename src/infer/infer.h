@@ -67,6 +67,9 @@ int gx_ways_arena_prepare(gx_infer *ctx);
 /* Add a row to the report table. */
 void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
                       const char *method, double confidence, int in_profile);
+/* Mark the rows of parameter added so far as tried and superseded (a later
+ * method decides it): the table keeps them, labelled, out of the profile. */
+void infer_report_supersede(gx_infer *ctx, const char *parameter);
 /* Raw measurements for the report (report.c). When discovery records
  * (gx_discover_opts.record), infer_data_set sets series.key = value and
  * infer_data_append appends item to the array series.key (created on first

@@ -101,9 +101,10 @@ static json_t *rows_json(const gx_report *r)
     json_t *a = json_array();
     for (int i = 0; a && i < r->n_rows; i++) {
         const gx_report_row *w = &r->rows[i];
-        json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:b}", "parameter", w->parameter,
-                                           "value", w->value, "method", w->method, "confidence",
-                                           num(w->confidence), "in_profile", w->in_profile));
+        json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:b,s:b}", "parameter",
+                                           w->parameter, "value", w->value, "method", w->method,
+                                           "confidence", num(w->confidence), "in_profile",
+                                           w->in_profile, "superseded", w->superseded));
     }
     return json_pack("{s:o*}", "rows", a);
 }

@@ -103,7 +103,9 @@ static void numbers_from_rows(json_t *a, const json_t *data)
         }
         char method[320];
         snprintf(method, sizeof method, "%s%s", rp_str(r, "method"),
-                 json_is_false(json_object_get(r, "in_profile")) &&
+                 json_is_true(json_object_get(r, "superseded"))
+                     ? " [tried first; a later row decides]"
+                 : json_is_false(json_object_get(r, "in_profile")) &&
                          isfinite(rp_num(r, "confidence"))
                      ? " [not confident: left out of the profile]"
                      : "");

@@ -27,6 +27,17 @@ void infer_report_row(gx_infer *ctx, const char *parameter, const char *value,
     snprintf(row->method, sizeof row->method, "%s", method ? method : "");
     row->confidence = confidence;
     row->in_profile = in_profile;
+    row->superseded = 0;
+}
+
+void infer_report_supersede(gx_infer *ctx, const char *parameter)
+{
+    gx_report *r = ctx->report;
+    for (int i = 0; r && parameter && i < r->n_rows; i++)
+        if (strcmp(r->rows[i].parameter, parameter) == 0) {
+            r->rows[i].superseded = 1;
+            r->rows[i].in_profile = 0;
+        }
 }
 
 int infer_recording(const gx_infer *ctx)
@@ -139,11 +150,13 @@ void gx_report_print(const gx_report *r, FILE *out)
             snprintf(conf, sizeof conf, "-");
         else
             snprintf(conf, sizeof conf, "%.3f%s", row->confidence,
-                     row->in_profile ? "" : " LOW");
+                     row->superseded ? " tried" : row->in_profile ? "" : " LOW");
+        const char *note = row->superseded ? " [tried first; a later row decides]"
+                           : !row->in_profile && !isnan(row->confidence)
+                               ? " [not confident: left out of the profile]"
+                               : "";
         fprintf(out, "%-*s  %-*s  %-10s  %s%s\n", wp, row->parameter, wv, row->value, conf,
-                row->method, !row->in_profile && !isnan(row->confidence)
-                                 ? " [not confident: left out of the profile]"
-                                 : "");
+                row->method, note);
     }
     fputc('\n', out);
     fprintf(out, "%-8s  %-10s  %12s  %14s  %14s  %9s  %s\n", "stage", "status", "calls",

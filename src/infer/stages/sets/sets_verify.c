@@ -194,6 +194,10 @@ void sets_write_sets(gx_infer *ctx, sets_ctx *vs, uint32_t sets, const uint64_t 
         gx_hash_copy(&p->l2.set_hash, &ctx->sets.hash);
         gx_profile_set_confidence(p, "l2.hash.set", conf_hash);
     }
+    if (in_sets) { /* this count decides: earlier methods' rows were tries */
+        infer_report_supersede(ctx, "l2.sets_per_slice");
+        infer_report_supersede(ctx, "l2.hash.set");
+    }
     snprintf(v, sizeof v, "%u", sets);
     snprintf(m, sizeof m, "%s; x %u slices x %u ways x %u B = %llu B (levels %llu, %s)", how,
              ctx->slices.slices, ctx->ways.ways, ctx->line.line_bytes, (unsigned long long)geom,
