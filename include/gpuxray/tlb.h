@@ -40,6 +40,10 @@ int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes);
 size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
                          uint64_t *page_bytes);
 void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
+/* gx_tlb_fill of a page whose lookup at this level missed, nothing done to
+ * the level since: the same state as gx_tlb_fill (with entries of one page
+ * the page's tag is known absent, so the fill does not look for it). */
+void gx_tlb_fill_missed(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
 /* Add page nb_va (same size) to the entry of va when one entry covers both. */
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes);

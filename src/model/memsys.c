@@ -279,7 +279,7 @@ typedef struct xlate {
 static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
 {
     for (int j = 0; j < ms->n_levels; j++) {
-        gx_tlb_fill(ms->tlb[j], sm, va, x->page_bytes);
+        gx_tlb_fill_missed(ms->tlb[j], sm, va, x->page_bytes);
         if (!(ms->nb_levels >> j & 1u)) /* an entry of one page: no neighbour to add */
             continue;
         for (int k = 0; k < x->n_nb; k++)
@@ -336,7 +336,7 @@ static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va,
         x->page_bytes = s;
         x->page_base = va & ~(s - 1);
         for (int j = 0; j < hit; j++)
-            gx_tlb_fill(ms->tlb[j], sm, va, s);
+            gx_tlb_fill_missed(ms->tlb[j], sm, va, s);
         if (ms->copy_entry && (ms->nb_levels & ((1u << hit) - 1)))
             copy_entry(ms, sm, va, s, hit);
     } else {

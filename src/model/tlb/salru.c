@@ -64,15 +64,12 @@ static inline void unchain(gx_salru *c, uint32_t s)
     *p = c->slots[s].chain;
 }
 
-void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
+/* The absent (set, tag) of bucket b as set's most recent line (a free
+ * way, else its least recent line's). */
+static inline void add_absent(gx_salru *c, uint32_t b, uint32_t set, uint64_t tag, uint32_t mask)
 {
-    uint32_t b = gx_salru_home(c, set, tag), s = gx_salru_find(c, b, set, tag);
     gx_salru_set *h = &c->hdr[set];
-    if (s != GX_SALRU_NIL) {
-        c->slots[s].mask |= mask;
-        gx_salru_touch(c, h, s);
-        return;
-    }
+    uint32_t s;
     if (h->used < c->ways) {
         s = set * c->ways + h->used++;
     } else {
@@ -88,6 +85,22 @@ void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
     e->chain = c->bucket[b];
     c->bucket[b] = s;
     gx_salru_push_head(c, h, s);
+}
+
+void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
+{
+    uint32_t b = gx_salru_home(c, set, tag), s = gx_salru_find(c, b, set, tag);
+    if (s != GX_SALRU_NIL) {
+        c->slots[s].mask |= mask;
+        gx_salru_touch(c, &c->hdr[set], s);
+        return;
+    }
+    add_absent(c, b, set, tag, mask);
+}
+
+void gx_salru_insert_absent(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
+{
+    add_absent(c, gx_salru_home(c, set, tag), set, tag, mask);
 }
 
 void gx_salru_flush(gx_salru *c)

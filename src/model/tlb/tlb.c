@@ -314,6 +314,24 @@ void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
     tlb->filled_sizes |= 1u << s;
 }
 
+void gx_tlb_fill_missed(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
+{
+    if (!tlb->lru || tlb->multi_page) { /* a tag may be present without the page's bit */
+        gx_tlb_fill(tlb, sm, va, page_bytes);
+        return;
+    }
+    /* the missed lookup probed every filled size: the page's tag is absent
+     * (an entry holds one page; a size never filled since the flush has no
+     * entries) */
+    int s = tlb->sizes[0] == page_bytes ? 0 : index_of(tlb, page_bytes);
+    if (s < 0)
+        return;
+    const uint64_t e = va >> tlb->reach_shift[s];
+    const uint64_t set = set_base(tlb, sm) + set_of(tlb, e);
+    gx_salru_insert_absent(tlb->lru, (uint32_t)set, e << 3 | (uint64_t)s, 1u);
+    tlb->filled_sizes |= 1u << s;
+}
+
 uint32_t gx_tlb_entry_pages(const gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes,
                             uint64_t *entry_va)
 {
