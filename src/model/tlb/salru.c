@@ -103,6 +103,12 @@ void gx_salru_insert_absent(gx_salru *c, uint32_t set, uint64_t tag, uint32_t ma
     add_absent(c, gx_salru_home(c, set, tag), set, tag, mask);
 }
 
+void gx_salru_insert_absent_at(gx_salru *c, uint32_t b, uint32_t set, uint64_t tag,
+                               uint32_t mask)
+{
+    add_absent(c, b, set, tag, mask);
+}
+
 void gx_salru_flush(gx_salru *c)
 {
     memset(c->bucket, 0xff, (size_t)c->nbuckets * sizeof *c->bucket); /* NIL everywhere */

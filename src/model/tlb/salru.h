@@ -122,8 +122,11 @@ static inline uint32_t gx_salru_mask(const gx_salru *c, uint32_t set, uint64_t t
 /* OR mask into tag's line in set (allocating it, evicting the set's least
  * recently used line when full); the line becomes the most recently used. */
 void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask);
-/* gx_salru_insert of a tag known absent from set (no look for it). */
+/* gx_salru_insert of a tag known absent from set (no look for it); _at
+ * with its bucket (gx_salru_home) known. */
 void gx_salru_insert_absent(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask);
+void gx_salru_insert_absent_at(gx_salru *c, uint32_t b, uint32_t set, uint64_t tag,
+                               uint32_t mask);
 void gx_salru_flush(gx_salru *c);
 
 #endif

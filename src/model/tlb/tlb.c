@@ -54,6 +54,8 @@ struct gx_tlb {
      * fill never adds anything (the memory system offers every neighbour
      * of every walk to every level; measured: see docs/performance.md) */
     int multi_page;
+    /* lru (salru), entries of one page, the set by a mask: gx_tlb_chain_* */
+    int lean;
     gx_tlb_stats st;
 };
 
@@ -146,6 +148,7 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
     if (is_lru(l->policy) && l->ways <= GX_POLICY_MAX_WAYS && all_sets <= UINT32_MAX)
         tlb->lru = gx_salru_new((uint32_t)all_sets, l->ways);
     if (tlb->lru) {
+        tlb->lean = !tlb->multi_page && !tlb->xor_bits && !tlb->set_div;
         *out = tlb;
         return GX_OK;
     }
@@ -330,6 +333,72 @@ void gx_tlb_fill_missed(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_byt
     const uint64_t set = set_base(tlb, sm) + set_of(tlb, e);
     gx_salru_insert_absent(tlb->lru, (uint32_t)set, e << 3 | (uint64_t)s, 1u);
     tlb->filled_sizes |= 1u << s;
+}
+
+int gx_tlb_lean(const gx_tlb *tlb)
+{
+    return tlb->lean;
+}
+
+/* Level l's lookup of a lean level: 1 on a hit (its size into *page_bytes);
+ * on a miss the first probe's placement into ch's slot j. */
+static inline int lean_lookup(gx_tlb *l, int j, uint32_t sm, uint64_t va, uint64_t *page_bytes,
+                              gx_tlb_chain *ch)
+{
+    gx_salru *const c = l->lru;
+    const uint64_t base = set_base(l, sm);
+    l->st.accesses++;
+    ch->size[j] = -1;
+    for (uint32_t f = l->filled_sizes; f; f &= f - 1) { /* the filled sizes, smallest first */
+        const int s = __builtin_ctz(f);
+        const uint64_t e = va >> l->size_shift[s];
+        const uint32_t set = (uint32_t)(base + (e & l->set_mask));
+        const uint64_t tag = e << 3 | (uint64_t)s;
+        const uint32_t b = gx_salru_home(c, set, tag), k = gx_salru_find(c, b, set, tag);
+        if (k != GX_SALRU_NIL && (c->slots[k].mask & 1u)) {
+            gx_salru_touch(c, &c->hdr[set], k);
+            l->st.hits++;
+            l->st.hits_by_size[s]++;
+            *page_bytes = l->sizes[s];
+            return 1;
+        }
+        if (ch->size[j] < 0) {
+            ch->size[j] = s;
+            ch->set[j] = set;
+            ch->home[j] = b;
+            ch->tag[j] = tag;
+        }
+    }
+    l->st.misses++;
+    return 0;
+}
+
+int gx_tlb_chain_lookup(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_t va,
+                        uint64_t *page_bytes, gx_tlb_chain *ch)
+{
+    for (int j = from; j < n; j++)
+        if (lean_lookup(tlb[j], j, sm, va, page_bytes, ch))
+            return j;
+    return -1;
+}
+
+void gx_tlb_chain_fill(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_t va,
+                       uint64_t page_bytes, const gx_tlb_chain *ch)
+{
+    for (int j = 0; j < n; j++) {
+        gx_tlb *const l = tlb[j];
+        const int s = l->sizes[0] == page_bytes ? 0 : index_of(l, page_bytes);
+        if (s < 0)
+            continue;
+        if (j >= from && ch->size[j] == s) {
+            gx_salru_insert_absent_at(l->lru, ch->home[j], ch->set[j], ch->tag[j], 1u);
+        } else {
+            const uint64_t e = va >> l->size_shift[s];
+            const uint64_t set = set_base(l, sm) + (e & l->set_mask);
+            gx_salru_insert_absent(l->lru, (uint32_t)set, e << 3 | (uint64_t)s, 1u);
+        }
+        l->filled_sizes |= 1u << s;
+    }
 }
 
 uint32_t gx_tlb_entry_pages(const gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes,
