@@ -391,11 +391,12 @@ void gx_tlb_chain_fill(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_
         if (s < 0)
             continue;
         if (j >= from && ch->size[j] == s) {
-            gx_salru_insert_absent_at(l->lru, ch->home[j], ch->set[j], ch->tag[j], 1u);
+            gx_salru_add_absent(l->lru, ch->home[j], ch->set[j], ch->tag[j], 1u);
         } else {
             const uint64_t e = va >> l->size_shift[s];
-            const uint64_t set = set_base(l, sm) + (e & l->set_mask);
-            gx_salru_insert_absent(l->lru, (uint32_t)set, e << 3 | (uint64_t)s, 1u);
+            const uint32_t set = (uint32_t)(set_base(l, sm) + (e & l->set_mask));
+            const uint64_t tag = e << 3 | (uint64_t)s;
+            gx_salru_add_absent(l->lru, gx_salru_home(l->lru, set, tag), set, tag, 1u);
         }
         l->filled_sizes |= 1u << s;
     }
