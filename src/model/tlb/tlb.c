@@ -273,15 +273,33 @@ static inline __attribute__((always_inline)) int find_size(gx_tlb *tlb, uint32_t
     return -1;
 }
 
+/* find_size of a lean level (tlb->lean: lru, entries of one page, the set
+ * by a mask): the same probes without the general placement. */
+static inline __attribute__((always_inline)) int find_size_lean(gx_tlb *tlb, uint32_t filled,
+                                                                uint32_t sm, uint64_t va)
+{
+    gx_salru *const c = tlb->lru;
+    const uint64_t base = set_base(tlb, sm);
+    for (uint32_t f = filled; f; f &= f - 1) {
+        const int s = __builtin_ctz(f);
+        const uint64_t e = va >> tlb->size_shift[s];
+        if (gx_salru_probe(c, (uint32_t)(base + (e & tlb->set_mask)), e << 3 | (uint64_t)s, 1u))
+            return s;
+    }
+    return -1;
+}
+
 /* The counts in locals, the filled sizes read once (lookups fill nothing):
  * the same probes and counts as gx_tlb_lookup one request at a time. */
 size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
                          uint64_t *page_bytes)
 {
     const uint32_t filled = tlb->filled_sizes;
+    const int lean = tlb->lean;
     size_t i = 0;
     for (; i < n; i++) {
-        const int s = find_size(tlb, filled, sm[i], va[i]);
+        const int s = lean ? find_size_lean(tlb, filled, sm[i], va[i])
+                           : find_size(tlb, filled, sm[i], va[i]);
         if (s < 0)
             break;
         tlb->st.hits_by_size[s]++;
