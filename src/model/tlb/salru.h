@@ -144,10 +144,19 @@ static inline void gx_salru_add_absent(gx_salru *c, uint32_t b, uint32_t set, ui
     uint32_t s;
     if (h->used < c->ways) {
         s = set * c->ways + h->used++;
-    } else {
+        gx_salru_push_head(c, h, s);
+    } else { /* the least recent line moves to the head (the list's rotation) */
         s = h->tail;
-        gx_salru_unlink(c, h, s);
         gx_salru_unchain(c, s);
+        if (s != h->head) { /* more than one way */
+            gx_salru_slot *v = &c->slots[s];
+            c->slots[v->prev].next = GX_SALRU_NIL;
+            h->tail = v->prev;
+            v->prev = GX_SALRU_NIL;
+            v->next = h->head;
+            c->slots[h->head].prev = s;
+            h->head = s;
+        }
     }
     gx_salru_slot *e = &c->slots[s];
     e->tag = tag;
@@ -156,7 +165,6 @@ static inline void gx_salru_add_absent(gx_salru *c, uint32_t b, uint32_t set, ui
     e->home = b;
     e->chain = c->bucket[b];
     c->bucket[b] = s;
-    gx_salru_push_head(c, h, s);
 }
 void gx_salru_flush(gx_salru *c);
 
