@@ -295,15 +295,23 @@ size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, si
                          uint64_t *page_bytes)
 {
     const uint32_t filled = tlb->filled_sizes;
-    const int lean = tlb->lean;
     size_t i = 0;
-    for (; i < n; i++) {
-        const int s = lean ? find_size_lean(tlb, filled, sm[i], va[i])
-                           : find_size(tlb, filled, sm[i], va[i]);
-        if (s < 0)
-            break;
-        tlb->st.hits_by_size[s]++;
-        page_bytes[i] = tlb->sizes[s];
+    if (tlb->lean) {
+        for (; i < n; i++) {
+            const int s = find_size_lean(tlb, filled, sm[i], va[i]);
+            if (s < 0)
+                break;
+            tlb->st.hits_by_size[s]++;
+            page_bytes[i] = tlb->sizes[s];
+        }
+    } else {
+        for (; i < n; i++) {
+            const int s = find_size(tlb, filled, sm[i], va[i]);
+            if (s < 0)
+                break;
+            tlb->st.hits_by_size[s]++;
+            page_bytes[i] = tlb->sizes[s];
+        }
     }
     const uint64_t missed = i < n;
     tlb->st.accesses += i + missed;
@@ -320,37 +328,38 @@ static int index_of(const gx_tlb *tlb, uint64_t page_bytes)
     return -1;
 }
 
-void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
+/* The fill of page size index s; absent: the page's lookup just missed
+ * (with entries of one page the tag is then absent: no look for it). */
+static inline __attribute__((always_inline)) void fill_size(gx_tlb *tlb, uint32_t sm, uint64_t va,
+                                                            int s, int absent)
 {
-    int s = index_of(tlb, page_bytes);
-    if (s < 0)
-        return;
     uint64_t set, tag;
     uint32_t sector;
     place(tlb, set_base(tlb, sm), va, s, &set, &tag, &sector);
-    if (tlb->lru)
+    if (tlb->lru && absent && !tlb->multi_page)
+        gx_salru_insert_absent(tlb->lru, (uint32_t)set, tag, 1u << sector);
+    else if (tlb->lru) /* with multi-page entries a tag may be present without the page's bit */
         gx_salru_insert(tlb->lru, (uint32_t)set, tag, 1u << sector);
     else
         gx_cache_insert(tlb->c, set, tag, 1u << sector, NULL);
     tlb->filled_sizes |= 1u << s;
 }
 
+void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
+{
+    int s = index_of(tlb, page_bytes);
+    if (s >= 0)
+        fill_size(tlb, sm, va, s, 0);
+}
+
+/* The missed lookup probed every filled size, so the page's tag is absent
+ * from a level of one-page entries (a size never filled since the flush
+ * has no entries). */
 void gx_tlb_fill_missed(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
 {
-    if (!tlb->lru || tlb->multi_page) { /* a tag may be present without the page's bit */
-        gx_tlb_fill(tlb, sm, va, page_bytes);
-        return;
-    }
-    /* the missed lookup probed every filled size: the page's tag is absent
-     * (an entry holds one page; a size never filled since the flush has no
-     * entries) */
-    int s = tlb->sizes[0] == page_bytes ? 0 : index_of(tlb, page_bytes);
-    if (s < 0)
-        return;
-    const uint64_t e = va >> tlb->reach_shift[s];
-    const uint64_t set = set_base(tlb, sm) + set_of(tlb, e);
-    gx_salru_insert_absent(tlb->lru, (uint32_t)set, e << 3 | (uint64_t)s, 1u);
-    tlb->filled_sizes |= 1u << s;
+    int s = index_of(tlb, page_bytes);
+    if (s >= 0)
+        fill_size(tlb, sm, va, s, 1);
 }
 
 int gx_tlb_lean(const gx_tlb *tlb)
