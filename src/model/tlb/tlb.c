@@ -14,7 +14,11 @@
  * the sets are a gx_salru instead (tlb/salru.c): the same hits and misses,
  * O(1) per lookup and fill instead of a search over the ways and an update
  * of every way's rank. Measured: see docs/performance.md ("Translation:
- * instructions per access"). */
+ * instructions per access"). A lean level (lru, entries of one page, the
+ * set by a mask: decided once, when built) has probes and fills of its
+ * own without the general placement, and the chain (gx_tlb_chain_*) of
+ * the later levels' lookups and fills after a first-level miss; measured:
+ * see docs/performance.md ("Translation: lean paths for 4 KiB pages"). */
 #include "gpuxray/tlb.h"
 
 #include <stdlib.h>
@@ -289,30 +293,32 @@ static inline __attribute__((always_inline)) int find_size_lean(gx_tlb *tlb, uin
     return -1;
 }
 
+/* The hits from request 0 on (lean: the level's tlb->lean, a constant in
+ * each use so each loop has its own probe). */
+static inline __attribute__((always_inline)) size_t hit_run(gx_tlb *tlb, const uint32_t *sm,
+                                                            const uint64_t *va, size_t n,
+                                                            uint64_t *page_bytes, int lean)
+{
+    const uint32_t filled = tlb->filled_sizes;
+    size_t i = 0;
+    for (; i < n; i++) {
+        const int s = lean ? find_size_lean(tlb, filled, sm[i], va[i])
+                           : find_size(tlb, filled, sm[i], va[i]);
+        if (s < 0)
+            break;
+        tlb->st.hits_by_size[s]++;
+        page_bytes[i] = tlb->sizes[s];
+    }
+    return i;
+}
+
 /* The counts in locals, the filled sizes read once (lookups fill nothing):
  * the same probes and counts as gx_tlb_lookup one request at a time. */
 size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
                          uint64_t *page_bytes)
 {
-    const uint32_t filled = tlb->filled_sizes;
-    size_t i = 0;
-    if (tlb->lean) {
-        for (; i < n; i++) {
-            const int s = find_size_lean(tlb, filled, sm[i], va[i]);
-            if (s < 0)
-                break;
-            tlb->st.hits_by_size[s]++;
-            page_bytes[i] = tlb->sizes[s];
-        }
-    } else {
-        for (; i < n; i++) {
-            const int s = find_size(tlb, filled, sm[i], va[i]);
-            if (s < 0)
-                break;
-            tlb->st.hits_by_size[s]++;
-            page_bytes[i] = tlb->sizes[s];
-        }
-    }
+    const size_t i = tlb->lean ? hit_run(tlb, sm, va, n, page_bytes, 1)
+                               : hit_run(tlb, sm, va, n, page_bytes, 0);
     const uint64_t missed = i < n;
     tlb->st.accesses += i + missed;
     tlb->st.hits += i;
