@@ -18,19 +18,9 @@
 # instructions, cycles, multi-sector accesses, MAP and INV records and
 # faults (also with --noise).
 # Prints one line a differing run and a summary; exit 0 only when all match.
-set -eu
-[ $# -ge 2 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN [WORKDIR]" >&2; exit 2; }
-before=$1 after=$2 work=${3:-$(mktemp -d)}
-mkdir -p "$work"
-here=$(cd "$(dirname "$0")/.." && pwd)
-prof=$here/profiles
+. "$(dirname "$0")/identical_common.sh"
 n=200k
 
-gen() { # name, gen arguments...
-    name=$1
-    shift
-    [ -s "$work/$name" ] || "$before" trace gen "$@" -o "$work/$name"
-}
 gen r64.bin random --footprint 64MiB --count $n --size 4 --sms 4 --write-ratio 0.2
 gen r1.bin random --footprint 1MiB --count $n --size 4
 gen r512.bin random --footprint 512MiB --count $n --size 8 --sms 4
@@ -103,24 +93,6 @@ d = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2])); d["tlb"] = v
 json.dump(d, open(sys.argv[3], "w"), indent=1)' "$prof/$p.json" "$prof/gem5-vega.json" "$work/$p-vega.json"
 done
 
-runs=0
-bad=0
-one() { # label, sim arguments...
-    label=$1
-    shift
-    runs=$((runs + 1))
-    "$before" sim "$@" --json --quiet -o "$work/b.json" 2>"$work/b.err" || true
-    "$after" sim "$@" --json --quiet -o "$work/a.json" 2>"$work/a.err" || true
-    grep -v 'accesses/s\|seconds' "$work/b.err" >"$work/b.e2" || true
-    grep -v 'accesses/s\|seconds' "$work/a.err" >"$work/a.e2" || true
-    [ -e "$work/b.json" ] || : >"$work/b.json" # a refused run: its message compared
-    [ -e "$work/a.json" ] || : >"$work/a.json"
-    if ! cmp -s "$work/b.json" "$work/a.json" || ! cmp -s "$work/b.e2" "$work/a.e2"; then
-        echo "DIFFERS: $label: sim $*"
-        bad=$((bad + 1))
-    fi
-    rm -f "$work/b.json" "$work/a.json"
-}
 traces="r64.bin r1.bin r512.bin sd.bin st.bin pseq.bin prnd.bin pstr.bin p64.bin p2s.bin p2r.bin mix.txt"
 for p in "$prof/gem5-vega.json" "$work"/v*.json "$work"/*-vega.json; do
     for t in $traces; do
