@@ -330,7 +330,7 @@ static double walk_into(gx_memsys *ms, uint64_t va, uint32_t sm, double t, doubl
  * lookups do not read it; the cycles c sum in translate_miss's order), the
  * walk, and the fills from the lookups' placements. The same calls on
  * every part's state as translate_miss; measured: see docs/performance.md
- * ("Translation: instructions per access"). */
+ * ("Translation: lean paths for 4 KiB pages"). */
 static void translate_lean(gx_memsys *ms, uint64_t va, uint32_t sm, double t, double c, xlate *x)
 {
     gx_tlb_chain ch;
