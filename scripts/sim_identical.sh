@@ -9,22 +9,12 @@
 # near-far profiles of profiles/ (gem5-vega and nvidia-h200-model with their
 # translation on), --noise, --no-skew, another seed and --threads 2.
 # Prints one line a differing run and a summary; exit 0 only when all match.
-set -eu
-[ $# -ge 2 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN [WORKDIR]" >&2; exit 2; }
-before=$1 after=$2 work=${3:-$(mktemp -d)}
-mkdir -p "$work"
-here=$(cd "$(dirname "$0")/.." && pwd)
-prof=$here/profiles
+. "$(dirname "$0")/identical_common.sh"
 
 # Trace length: big enough that the L2's batch runs and their blocks wrap,
 # small enough that the whole set runs in a few minutes under valgrind-free runs.
 n=200k
 
-gen() { # name, gen arguments...
-    name=$1
-    shift
-    [ -s "$work/$name" ] || "$before" trace gen "$@" -o "$work/$name"
-}
 gen r64.bin random --footprint 64MiB --count $n --size 4
 gen r64.txt random --footprint 64MiB --count $n --size 4 --text
 gen r1.bin random --footprint 1MiB --count $n --size 4
@@ -54,20 +44,6 @@ gen pg.bin pages --count 4096 --order random --unmapped-every 7
         if (rand() < 0.005) l = sm " SR 0x" a " 4";
         print l } }' >"$work/mix.txt"
 
-runs=0
-bad=0
-one() { # label, sim arguments...
-    label=$1
-    shift
-    runs=$((runs + 1))
-    "$before" sim "$@" --json --quiet -o "$work/b.json" 2>"$work/b.err" || true
-    "$after" sim "$@" --json --quiet -o "$work/a.json" 2>"$work/a.err" || true
-    if ! cmp -s "$work/b.json" "$work/a.json" || ! cmp -s "$work/b.err" "$work/a.err"; then
-        echo "DIFFERS: $label: sim $*"
-        bad=$((bad + 1))
-    fi
-    rm -f "$work/b.json" "$work/a.json"
-}
 
 # The reference card with its other replacement policies (the L2's batch run
 # specialises on the policy).

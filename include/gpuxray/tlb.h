@@ -40,6 +40,29 @@ int gx_tlb_lookup(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t *page_bytes);
 size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
                          uint64_t *page_bytes);
 void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
+/* gx_tlb_fill of a page whose lookup at this level missed, nothing done to
+ * the level since: the same state as gx_tlb_fill (with entries of one page
+ * the page's tag is known absent, so the fill does not look for it). */
+void gx_tlb_fill_missed(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes);
+/* ---- the levels after a first-level miss, as one chain ----
+ * For levels that are all lean (gx_tlb_lean: lru, entries of one page, the
+ * set by a mask): the lookups of levels from .. n - 1 until one hits, each
+ * missed level's placement of its first probe kept for the fill of the
+ * same page after it (nothing done to the levels in between). The same
+ * probes, fills and counts as gx_tlb_lookup level by level and
+ * gx_tlb_fill_missed. */
+typedef struct gx_tlb_chain {
+    uint64_t tag[GX_MAX_TLB_LEVELS];
+    uint32_t set[GX_MAX_TLB_LEVELS], home[GX_MAX_TLB_LEVELS];
+    int size[GX_MAX_TLB_LEVELS]; /* the size index placed, -1: none */
+} gx_tlb_chain;
+int gx_tlb_lean(const gx_tlb *tlb);
+/* The level that hit (*page_bytes its size), -1 when every level missed. */
+int gx_tlb_chain_lookup(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_t va,
+                        uint64_t *page_bytes, gx_tlb_chain *ch);
+/* gx_tlb_fill_missed of levels 0 .. n - 1 (level j < from of ch: placed anew). */
+void gx_tlb_chain_fill(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_t va,
+                       uint64_t page_bytes, const gx_tlb_chain *ch);
 /* Add page nb_va (same size) to the entry of va when one entry covers both. */
 void gx_tlb_fill_neighbour(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t nb_va,
                            uint64_t page_bytes);

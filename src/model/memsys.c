@@ -56,6 +56,9 @@ static int build_translation(gx_memsys *ms, const gx_profile *p, uint64_t seed, 
         if (gx_slots_init(&ms->slots[j], l->outstanding_misses))
             return gx_fail(msg, GX_ENOMEM, "memsys: out of memory");
     }
+    ms->lean = 1;
+    for (int j = 0; j < t->n_levels; j++)
+        ms->lean &= gx_tlb_lean(ms->tlb[j]);
     int rc = gx_walker_new(t, ms->vm, p->l2.line_bytes, pt_read, ms, seed, &ms->walker, msg);
     if (rc == GX_OK)
         rc = gx_coalescer_new(t, p->device.sm_count, &ms->co, msg);
@@ -279,7 +282,7 @@ typedef struct xlate {
 static void fill_levels(gx_memsys *ms, uint32_t sm, uint64_t va, const xlate *x)
 {
     for (int j = 0; j < ms->n_levels; j++) {
-        gx_tlb_fill(ms->tlb[j], sm, va, x->page_bytes);
+        gx_tlb_fill_missed(ms->tlb[j], sm, va, x->page_bytes);
         if (!(ms->nb_levels >> j & 1u)) /* an entry of one page: no neighbour to add */
             continue;
         for (int k = 0; k < x->n_nb; k++)
@@ -305,10 +308,72 @@ static void copy_entry(gx_memsys *ms, uint32_t sm, uint64_t va, uint64_t page_by
     }
 }
 
+/* The walk of a page every level missed, into x (c: the cycles so far,
+ * returned with the walk's). */
+static double walk_into(gx_memsys *ms, uint64_t va, uint32_t sm, double t, double c, xlate *x)
+{
+    gx_walk *w = &x->w;
+    gx_walker_walk(ms->walker, va, sm, t + c, w);
+    c += w->queue_cycles + w->walk_cycles;
+    x->fault = w->fault;
+    x->leaf_read = w->leaf_read;
+    x->page_base = w->page_base;
+    x->page_bytes = w->page_bytes;
+    x->n_nb = w->n_neighbours;
+    return c;
+}
+
+/* translate_miss when every level is lean (ms->lean: lru, entries of one
+ * page, so no neighbour fills and no entry copies): the lookups of the
+ * later levels as one chain (gx_tlb_chain_lookup), then the outstanding-
+ * miss slots of the missed levels (their state is the slots' own: the
+ * lookups do not read it; the cycles c sum in translate_miss's order), the
+ * walk, and the fills from the lookups' placements. The same calls on
+ * every part's state as translate_miss; measured: see docs/performance.md
+ * ("Translation: lean paths for 4 KiB pages"). */
+static void translate_lean(gx_memsys *ms, uint64_t va, uint32_t sm, double t, double c, xlate *x)
+{
+    gx_tlb_chain ch;
+    uint64_t s = 0;
+    const int n = ms->n_levels;
+    const int hit = gx_tlb_chain_lookup(ms->tlb, 1, n, sm, va, &s, &ch);
+    const int looked = hit >= 0 ? hit : n;
+    for (int j = 0; j < looked; j++) { /* level j missed: its slot, then the next level's time */
+        const gx_slots *sl = &ms->slots[j];
+        if (sl->n) {
+            const double f = gx_slots_earliest(sl);
+            if (f > t + c) {
+                c = f - t;
+                ms->miss_slot_stalls++;
+            }
+        }
+        if (j + 1 < n)
+            c += ms->hit_lat[j + 1];
+    }
+    if (hit >= 0) {
+        x->tlb_hit = 1;
+        x->page_bytes = s;
+        x->page_base = va & ~(s - 1);
+        gx_tlb_chain_fill(ms->tlb, 1, hit, sm, va, s, &ch);
+    } else {
+        c = walk_into(ms, va, sm, t, c, x);
+        if (!x->fault)
+            gx_tlb_chain_fill(ms->tlb, 1, n, sm, va, x->page_bytes, &ch);
+    }
+    for (int j = 0; j < looked; j++) /* the slots are held until the translation returns */
+        if (ms->slots[j].n)
+            gx_slots_take(&ms->slots[j], t + c);
+    x->cycles = c;
+}
+
 /* translate after a first-level miss (c: the cycles so far). */
 static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va, uint32_t sm,
                                                      double t, double c, xlate *x)
 {
+    if (ms->lean) {
+        translate_lean(ms, va, sm, t, c, x);
+        return;
+    }
     int took[GX_MAX_TLB_LEVELS];
     int hit = -1;
     uint64_t s = 0;
@@ -336,21 +401,14 @@ static __attribute__((noinline)) void translate_miss(gx_memsys *ms, uint64_t va,
         x->page_bytes = s;
         x->page_base = va & ~(s - 1);
         for (int j = 0; j < hit; j++)
-            gx_tlb_fill(ms->tlb[j], sm, va, s);
+            gx_tlb_fill_missed(ms->tlb[j], sm, va, s);
         if (ms->copy_entry && (ms->nb_levels & ((1u << hit) - 1)))
             copy_entry(ms, sm, va, s, hit);
     } else {
-        gx_walk *w = &x->w;
-        gx_walker_walk(ms->walker, va, sm, t + c, w);
-        c += w->queue_cycles + w->walk_cycles;
-        x->fault = w->fault;
-        x->leaf_read = w->leaf_read;
-        x->page_base = w->page_base;
-        x->page_bytes = w->page_bytes;
-        x->n_nb = w->n_neighbours;
+        c = walk_into(ms, va, sm, t, c, x);
         if (ms->nb_levels && x->n_nb) /* read by fill_levels (and in_fetch below) */
-            gx_walk_neighbours(w);
-        if (!w->fault)
+            gx_walk_neighbours(&x->w);
+        if (!x->fault)
             fill_levels(ms, sm, va, x);
     }
     int looked = hit >= 0 ? hit : ms->n_levels;

@@ -25,6 +25,7 @@ struct gx_memsys {
     double hit_lat[GX_MAX_TLB_LEVELS];
     uint32_t nb_levels; /* bit j: level j's entries cover several pages (take neighbours) */
     int copy_entry;     /* tlb.hit_fills_entry */
+    int lean;           /* every level gx_tlb_lean (entries of one page): translate_lean */
     gx_slots slots[GX_MAX_TLB_LEVELS]; /* outstanding misses of each level (n 0: unlimited) */
     char level_name[GX_MAX_TLB_LEVELS][16];
     gx_walker *walker;

@@ -55,39 +55,20 @@ void gx_salru_free(gx_salru *c)
     free(c);
 }
 
-/* Take slot s's line out of its chain. */
-static inline void unchain(gx_salru *c, uint32_t s)
-{
-    uint32_t *p = &c->bucket[c->slots[s].home];
-    while (*p != s)
-        p = &c->slots[*p].chain;
-    *p = c->slots[s].chain;
-}
-
 void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
 {
     uint32_t b = gx_salru_home(c, set, tag), s = gx_salru_find(c, b, set, tag);
-    gx_salru_set *h = &c->hdr[set];
     if (s != GX_SALRU_NIL) {
         c->slots[s].mask |= mask;
-        gx_salru_touch(c, h, s);
+        gx_salru_touch(c, &c->hdr[set], s);
         return;
     }
-    if (h->used < c->ways) {
-        s = set * c->ways + h->used++;
-    } else {
-        s = h->tail;
-        gx_salru_unlink(c, h, s);
-        unchain(c, s);
-    }
-    gx_salru_slot *e = &c->slots[s];
-    e->tag = tag;
-    e->set = set;
-    e->mask = mask;
-    e->home = b;
-    e->chain = c->bucket[b];
-    c->bucket[b] = s;
-    gx_salru_push_head(c, h, s);
+    gx_salru_add_absent(c, b, set, tag, mask);
+}
+
+void gx_salru_insert_absent(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask)
+{
+    gx_salru_add_absent(c, gx_salru_home(c, set, tag), set, tag, mask);
 }
 
 void gx_salru_flush(gx_salru *c)

@@ -122,6 +122,50 @@ static inline uint32_t gx_salru_mask(const gx_salru *c, uint32_t set, uint64_t t
 /* OR mask into tag's line in set (allocating it, evicting the set's least
  * recently used line when full); the line becomes the most recently used. */
 void gx_salru_insert(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask);
+/* gx_salru_insert of a tag known absent from set (no look for it). */
+void gx_salru_insert_absent(gx_salru *c, uint32_t set, uint64_t tag, uint32_t mask);
+
+/* Take slot s's line out of its chain. */
+static inline void gx_salru_unchain(gx_salru *c, uint32_t s)
+{
+    uint32_t *p = &c->bucket[c->slots[s].home];
+    while (*p != s)
+        p = &c->slots[*p].chain;
+    *p = c->slots[s].chain;
+}
+
+/* The absent (set, tag) of bucket b (gx_salru_home) as set's most recent
+ * line (a free way, else its least recent line's): gx_salru_insert_absent
+ * with the bucket known, inline (a TLB fill after a missed probe). */
+static inline void gx_salru_add_absent(gx_salru *c, uint32_t b, uint32_t set, uint64_t tag,
+                                       uint32_t mask)
+{
+    gx_salru_set *h = &c->hdr[set];
+    uint32_t s;
+    if (h->used < c->ways) {
+        s = set * c->ways + h->used++;
+        gx_salru_push_head(c, h, s);
+    } else { /* the least recent line moves to the head (the list's rotation) */
+        s = h->tail;
+        gx_salru_unchain(c, s);
+        if (s != h->head) { /* more than one way */
+            gx_salru_slot *v = &c->slots[s];
+            c->slots[v->prev].next = GX_SALRU_NIL;
+            h->tail = v->prev;
+            v->prev = GX_SALRU_NIL;
+            v->next = h->head;
+            c->slots[h->head].prev = s;
+            h->head = s;
+        }
+    }
+    gx_salru_slot *e = &c->slots[s];
+    e->tag = tag;
+    e->set = set;
+    e->mask = mask;
+    e->home = b;
+    e->chain = c->bucket[b];
+    c->bucket[b] = s;
+}
 void gx_salru_flush(gx_salru *c);
 
 #endif

@@ -14,7 +14,11 @@
  * the sets are a gx_salru instead (tlb/salru.c): the same hits and misses,
  * O(1) per lookup and fill instead of a search over the ways and an update
  * of every way's rank. Measured: see docs/performance.md ("Translation:
- * instructions per access"). */
+ * instructions per access"). A lean level (lru, entries of one page, the
+ * set by a mask: decided once, when built) has probes and fills of its
+ * own without the general placement, and the chain (gx_tlb_chain_*) of
+ * the later levels' lookups and fills after a first-level miss; measured:
+ * see docs/performance.md ("Translation: lean paths for 4 KiB pages"). */
 #include "gpuxray/tlb.h"
 
 #include <stdlib.h>
@@ -54,6 +58,8 @@ struct gx_tlb {
      * fill never adds anything (the memory system offers every neighbour
      * of every walk to every level; measured: see docs/performance.md) */
     int multi_page;
+    /* lru (salru), entries of one page, the set by a mask: gx_tlb_chain_* */
+    int lean;
     gx_tlb_stats st;
 };
 
@@ -146,6 +152,7 @@ int gx_tlb_new(const gx_tlb_level_cfg *l, const gx_tlb_cfg *t, uint32_t sm_count
     if (is_lru(l->policy) && l->ways <= GX_POLICY_MAX_WAYS && all_sets <= UINT32_MAX)
         tlb->lru = gx_salru_new((uint32_t)all_sets, l->ways);
     if (tlb->lru) {
+        tlb->lean = !tlb->multi_page && !tlb->xor_bits && !tlb->set_div;
         *out = tlb;
         return GX_OK;
     }
@@ -270,20 +277,48 @@ static inline __attribute__((always_inline)) int find_size(gx_tlb *tlb, uint32_t
     return -1;
 }
 
-/* The counts in locals, the filled sizes read once (lookups fill nothing):
- * the same probes and counts as gx_tlb_lookup one request at a time. */
-size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
-                         uint64_t *page_bytes)
+/* find_size of a lean level (tlb->lean: lru, entries of one page, the set
+ * by a mask): the same probes without the general placement. */
+static inline __attribute__((always_inline)) int find_size_lean(gx_tlb *tlb, uint32_t filled,
+                                                                uint32_t sm, uint64_t va)
+{
+    gx_salru *const c = tlb->lru;
+    const uint64_t base = set_base(tlb, sm);
+    for (uint32_t f = filled; f; f &= f - 1) {
+        const int s = __builtin_ctz(f);
+        const uint64_t e = va >> tlb->size_shift[s];
+        if (gx_salru_probe(c, (uint32_t)(base + (e & tlb->set_mask)), e << 3 | (uint64_t)s, 1u))
+            return s;
+    }
+    return -1;
+}
+
+/* The hits from request 0 on (lean: the level's tlb->lean, a constant in
+ * each use so each loop has its own probe). */
+static inline __attribute__((always_inline)) size_t hit_run(gx_tlb *tlb, const uint32_t *sm,
+                                                            const uint64_t *va, size_t n,
+                                                            uint64_t *page_bytes, int lean)
 {
     const uint32_t filled = tlb->filled_sizes;
     size_t i = 0;
     for (; i < n; i++) {
-        const int s = find_size(tlb, filled, sm[i], va[i]);
+        const int s = lean ? find_size_lean(tlb, filled, sm[i], va[i])
+                           : find_size(tlb, filled, sm[i], va[i]);
         if (s < 0)
             break;
         tlb->st.hits_by_size[s]++;
         page_bytes[i] = tlb->sizes[s];
     }
+    return i;
+}
+
+/* The counts in locals, the filled sizes read once (lookups fill nothing):
+ * the same probes and counts as gx_tlb_lookup one request at a time. */
+size_t gx_tlb_lookup_run(gx_tlb *tlb, const uint32_t *sm, const uint64_t *va, size_t n,
+                         uint64_t *page_bytes)
+{
+    const size_t i = tlb->lean ? hit_run(tlb, sm, va, n, page_bytes, 1)
+                               : hit_run(tlb, sm, va, n, page_bytes, 0);
     const uint64_t missed = i < n;
     tlb->st.accesses += i + missed;
     tlb->st.hits += i;
@@ -299,19 +334,105 @@ static int index_of(const gx_tlb *tlb, uint64_t page_bytes)
     return -1;
 }
 
-void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
+/* The fill of page size index s; absent: the page's lookup just missed
+ * (with entries of one page the tag is then absent: no look for it). */
+static inline __attribute__((always_inline)) void fill_size(gx_tlb *tlb, uint32_t sm, uint64_t va,
+                                                            int s, int absent)
 {
-    int s = index_of(tlb, page_bytes);
-    if (s < 0)
-        return;
     uint64_t set, tag;
     uint32_t sector;
     place(tlb, set_base(tlb, sm), va, s, &set, &tag, &sector);
-    if (tlb->lru)
+    if (tlb->lru && absent && !tlb->multi_page)
+        gx_salru_insert_absent(tlb->lru, (uint32_t)set, tag, 1u << sector);
+    else if (tlb->lru) /* with multi-page entries a tag may be present without the page's bit */
         gx_salru_insert(tlb->lru, (uint32_t)set, tag, 1u << sector);
     else
         gx_cache_insert(tlb->c, set, tag, 1u << sector, NULL);
     tlb->filled_sizes |= 1u << s;
+}
+
+void gx_tlb_fill(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
+{
+    int s = index_of(tlb, page_bytes);
+    if (s >= 0)
+        fill_size(tlb, sm, va, s, 0);
+}
+
+/* The missed lookup probed every filled size, so the page's tag is absent
+ * from a level of one-page entries (a size never filled since the flush
+ * has no entries). */
+void gx_tlb_fill_missed(gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes)
+{
+    int s = index_of(tlb, page_bytes);
+    if (s >= 0)
+        fill_size(tlb, sm, va, s, 1);
+}
+
+int gx_tlb_lean(const gx_tlb *tlb)
+{
+    return tlb->lean;
+}
+
+/* Level l's lookup of a lean level: 1 on a hit (its size into *page_bytes);
+ * on a miss the first probe's placement into ch's slot j. */
+static inline int lean_lookup(gx_tlb *l, int j, uint32_t sm, uint64_t va, uint64_t *page_bytes,
+                              gx_tlb_chain *ch)
+{
+    gx_salru *const c = l->lru;
+    const uint64_t base = set_base(l, sm);
+    l->st.accesses++;
+    ch->size[j] = -1;
+    for (uint32_t f = l->filled_sizes; f; f &= f - 1) { /* the filled sizes, smallest first */
+        const int s = __builtin_ctz(f);
+        const uint64_t e = va >> l->size_shift[s];
+        const uint32_t set = (uint32_t)(base + (e & l->set_mask));
+        const uint64_t tag = e << 3 | (uint64_t)s;
+        const uint32_t b = gx_salru_home(c, set, tag), k = gx_salru_find(c, b, set, tag);
+        if (k != GX_SALRU_NIL && (c->slots[k].mask & 1u)) {
+            gx_salru_touch(c, &c->hdr[set], k);
+            l->st.hits++;
+            l->st.hits_by_size[s]++;
+            *page_bytes = l->sizes[s];
+            return 1;
+        }
+        if (ch->size[j] < 0) {
+            ch->size[j] = s;
+            ch->set[j] = set;
+            ch->home[j] = b;
+            ch->tag[j] = tag;
+        }
+    }
+    l->st.misses++;
+    return 0;
+}
+
+int gx_tlb_chain_lookup(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_t va,
+                        uint64_t *page_bytes, gx_tlb_chain *ch)
+{
+    for (int j = from; j < n; j++)
+        if (lean_lookup(tlb[j], j, sm, va, page_bytes, ch))
+            return j;
+    return -1;
+}
+
+void gx_tlb_chain_fill(gx_tlb *const *tlb, int from, int n, uint32_t sm, uint64_t va,
+                       uint64_t page_bytes, const gx_tlb_chain *ch)
+{
+    for (int j = 0; j < n; j++) {
+        gx_tlb *const l = tlb[j];
+        const int s = l->sizes[0] == page_bytes ? 0 : index_of(l, page_bytes);
+        if (s < 0)
+            continue;
+        if (j >= from && ch->size[j] == s) {
+            gx_salru_add_absent(l->lru, ch->home[j], ch->set[j], ch->tag[j], 1u);
+        } else {
+            const uint64_t e = va >> l->size_shift[s];
+            const uint32_t set = (uint32_t)(set_base(l, sm) + (e & l->set_mask));
+            const uint64_t tag = e << 3 | (uint64_t)s;
+            gx_salru_add_absent(l->lru, gx_salru_home(l->lru, set, tag), set, tag, 1u);
+        }
+        l->filled_sizes |= 1u << s;
+    }
 }
 
 uint32_t gx_tlb_entry_pages(const gx_tlb *tlb, uint32_t sm, uint64_t va, uint64_t page_bytes,

@@ -407,6 +407,29 @@ static int step(gx_walker *w, int level, const gx_vmem_walk *vw, uint32_t sm, gx
     return 1;
 }
 
+/* step() of the levels whose entries on vw's walk are known table entries
+ * (above a mapped page's level, not the last), while the fully associative
+ * PWC hits them: the same probes, counts and cycles, without step()'s
+ * dispatch. Returns the first level left to step(). */
+static int table_hits(gx_walker *w, const gx_vmem_walk *vw, gx_walk *out)
+{
+    const int top = vw->final_level < w->levels - 1 ? vw->final_level : w->levels - 1;
+    gx_facache *const fa = w->pwc.fa;
+    double cyc = out->walk_cycles;
+    int level = 0;
+    for (; level < top; level++) {
+        uint64_t key;
+        if (!gx_vmem_walk_table_key(vw, level, &key) || !gx_facache_probe(fa, key))
+            break; /* not known a table (unmapped), or a miss: step() probes it */
+        w->st.pwc_accesses++;
+        w->st.pwc_hits++;
+        w->st.pwc_hits_by_level[level]++;
+        cyc += w->pwc.lat;
+    }
+    out->walk_cycles = cyc;
+    return level;
+}
+
 static uint32_t lat_bucket(double c)
 {
     if (!(c >= 1))
@@ -425,7 +448,10 @@ void gx_walker_walk(gx_walker *w, uint64_t va, uint32_t sm, double t, gx_walk *o
     int n = w->levels;
     gx_vmem_walk vw; /* va's page, once for every level */
     gx_vmem_walk_begin(w->vm, va, &vw);
-    for (int level = 0; level < n; level++)
+    int level = 0;
+    if (w->pwc.fa) /* the levels above the page's: their PWC hits without step() */
+        level = table_hits(w, &vw, out);
+    for (; level < n; level++)
         if (step(w, level, &vw, sm, out))
             break;
     gx_slots_take(&w->walkers, start + out->walk_cycles);
