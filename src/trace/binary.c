@@ -393,9 +393,15 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
     uint32_t *const cr = c->rep;
     const struct v2_tables *const t = &v2_tab;
     const size_t k0 = k;
+    /* aligned: every entry lies within its merge block (mlim = fit1), and
+     * an aligned a is within the entry's (a - mbase < fit1) exactly when
+     * (a ^ mbase) < mmask + 1 (a - mbase a multiple of the size below the
+     * block's bytes); ablk: mmask + 1, 0 while the entry before takes no
+     * fold (mlim 0); mbase the entry's address (its block by the xor) */
+    uint64_t ablk = kind == V2_READS_ALIGNED && mlim ? mmask + 1 : 0;
     while (p < plim) {
-        const unsigned h = *p;
-        const uint64_t len = kind == V2_ANY ? t->len[h] : (uint64_t)h + 1;
+        const uint64_t h = *p;
+        const uint64_t len = kind == V2_ANY ? t->len[h] : h + 1;
         if (kind == V2_ANY ? !len : h > V2_READ_TOP)
             break;
         uint64_t z;
@@ -410,7 +416,7 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
         if (kind == V2_ANY)
             sum += t->inc[h];
         p += len;
-        if (a - mbase < mlim) {
+        if (kind == V2_READS_ALIGNED ? (a ^ mbase) < ablk : a - mbase < mlim) {
             cr[k - 1]++;
             sum += kind == V2_ANY ? 0 : 1; /* a read's inc */
             continue;
@@ -419,13 +425,18 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
         if (kind == V2_ANY)
             co[k] = (uint8_t)(h >> 5);
         k++;
-        mbase = a & ~mmask;
         if (kind == V2_READS_ALIGNED) {
-            mlim = fit1;
+            mbase = a;
+            ablk = mmask + 1;
         } else {
+            mbase = a & ~mmask;
             mlim = a - mbase < fit1 ? fit1 : 0;
             wide += !mlim; /* not within its merge block */
         }
+    }
+    if (kind == V2_READS_ALIGNED && k > k0) { /* the state of the other kinds */
+        mbase &= ~mmask;
+        mlim = fit1;
     }
     c->n_wide += wide;
     gx_cols_fill(c, k0, k, tsm, tsz, kind == V2_ANY ? -1 : GX_TRACE_READ);
