@@ -320,10 +320,19 @@ static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
                                                               size_t n)
 {
     const uint64_t smk = RUN_LOC_SMK(h->slices), sk = RUN_LOC_SK(h->sps);
+    /* the set's block offset k * GX_CSPEC_BLOCK by locate_s's fastmod with
+     * the block's bytes in the last multiply: ((M kb mod 2^64) * (d B)) >>
+     * 64 = r B + floor(B c kb / 2^64) for kb = q d + r, c = M d - 2^64 < d
+     * (0 for d a power of two), and B c kb < 2^64 as d B <= 2^32
+     * (gx_l2_words_hold_sets: slices * sps * B within 32 bits, d <= sps):
+     * exactly r B, no multiply by B (measured 160.9 -> 157.9 instructions
+     * an access, random 64 MiB binary) */
+    const uint64_t mm = h->set_mod_m, db = (uint64_t)h->set_mod * GX_CSPEC_BLOCK;
     for (size_t j = 0; j < n; j++) {
-        uint32_t s, k;
-        locate_s(h, pa[j], &s, &k, 1);
-        w[j] = sm[j] * smk + s * sk + (uint64_t)k * GX_CSPEC_BLOCK;
+        const uint64_t b = locate_bits(h, pa[j], 1);
+        const uint32_t sb = (uint32_t)b, kb = (uint32_t)(b >> 32);
+        const uint32_t s = h->slice_lut ? h->slice_lut[sb] : sb;
+        w[j] = sm[j] * smk + s * sk + (uint64_t)(((unsigned __int128)(mm * kb) * db) >> 64);
     }
 }
 
