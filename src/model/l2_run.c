@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache_internal.h"
+#include "gpuxray/bits.h"
 #include "l2_internal.h"
 
 /* What gx_l2_run_fast adds to the tally for one access of a given (SM, home
@@ -70,27 +71,6 @@ static int build_run_lat(gx_l2 *l2, uint64_t top, int plus, double extra)
     l2->rlat_extra = extra;
     l2->rlat_ok = 1;
     return GX_OK;
-}
-
-/* x86-64 with GCC or Clang: the hot passes have a second copy compiled for
- * x86-64-v3 hosts, chosen at run time (run_host_v3); elsewhere, one copy. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define RUN_X86_V3 1
-#else
-#define RUN_X86_V3 0
-#endif
-
-/* 1 when the host runs the x86-64-v3 copies (the same results: only the
- * instructions differ); asked once a run (the compiler's cpu model, set up
- * before main: no state here). */
-static int run_host_v3(void)
-{
-#if RUN_X86_V3
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-#else
-    return 0;
-#endif
 }
 
 #define RUN_BLOCK 512 /* entries per block (4 KiB of locations on the stack) */
@@ -159,7 +139,7 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_po
                         0};
     uint64_t *const st = (uint64_t *)v.st;
     const uint8_t fp = gx_cfingerprint(line);
-    int w = -1;
+    size_t w = 16; /* none */
 #ifdef __SSE2__
     /* gx_cv_find with the common case first: no fingerprint matches (a line
      * miss: one branch to the fill, not two) */
@@ -168,14 +148,15 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_po
                        _mm_set1_epi8((char)fp)));
     if (__builtin_expect(cand != 0, 0))
         for (; cand; cand &= cand - 1)
-            if (v.tags[__builtin_ctz(cand)] == line) {
-                w = __builtin_ctz(cand);
+            if (v.tags[(uint32_t)__builtin_ctz(cand)] == line) {
+                w = (uint32_t)__builtin_ctz(cand);
                 break;
             }
 #else
-    w = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    const int fw = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    w = fw >= 0 ? (size_t)fw : 16;
 #endif
-    if (w >= 0) {
+    if (w < 16) {
         const uint32_t m = v.masks[w];
         *st = (*st & pol->keep[w]) | pol->setm[w];
         if (m & bit)
@@ -183,7 +164,7 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_po
         v.masks[w] = (uint8_t)(m | bit);
         return GX_CACHE_SECTOR_MISS;
     }
-    uint32_t u = 0;
+    size_t u = 0;
     uint64_t bits;
     if (__builtin_expect(*v.used < 16, 0)) { /* as gx_cv_fill: the first invalid way */
         for (u = 0; u < 16 && v.tags[u] != GX_TAG_INVALID; u++)
@@ -310,12 +291,12 @@ run_lookups_128_32_prand_count(uint8_t *mem, const uint64_t *bp, uint64_t *loc, 
     return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, cold, 1, rc);
 }
 
-#if RUN_X86_V3
+#if GX_HOST_V3
 /* The same code compiled for x86-64-v3 hosts (AVX2, BMI1/2: the
  * fingerprint's broadcast one instruction, shifts and rotates without
- * the flags or a copy), taken when the host has them (run_host_v3;
+ * the flags or a copy), taken when the host has them (gx_host_v3;
  * measured 157.9 -> 153.0 instructions an access, random 64 MiB binary). */
-static __attribute__((noinline, target("avx2,bmi,bmi2,popcnt"))) uint64_t
+static __attribute__((noinline)) GX_TARGET_V3 uint64_t
 run_lookups_128_32_prand_count_v3(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn,
                                   uint64_t rsec, const run_pol *pol, uint64_t *cold,
                                   run_count *rc)
@@ -448,8 +429,8 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
     pol.rand_on = c->pf.rand_on;
     pol.rand_always = c->pf.rand_always;
     const int prand = run_pol_prand(&pol);
-    const int v3 = run_host_v3();
-    (void)v3; /* without RUN_X86_V3, no other copy */
+    const int v3 = gx_host_v3();
+    (void)v3; /* without GX_HOST_V3, no other copy */
     gx_cyc_sum total = t->total;
     double lo = t->lo, hi = t->hi;
     uint64_t oc[4] = {0, 0, 0, 0}, cold = 0, folded = 0;
@@ -493,7 +474,7 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
                 nd = 0;
             }
             run_count rc = {cnt, dirty, nd};
-#if RUN_X86_V3
+#if GX_HOST_V3
             if (v3)
                 rsec = run_lookups_128_32_prand_count_v3(mem, bp, loc, bn, rsec, &pol, &cold,
                                                          &rc);
