@@ -105,9 +105,17 @@ static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint
  * top = bins - 1, and with plus for gx_l2_run_plus's extra); builds the
  * table when needed (0 when it cannot be allocated: the general path then). */
 int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra);
+/* gx_l2_run_va's entries for gx_l2_run_fast: pa[i] = gx_frame_pa(m, va[i])
+ * written by its locate pass (pa the run's pa). */
+typedef struct gx_l2_va {
+    const uint64_t *va;
+    uint64_t *pa;
+    gx_frame_memo *m;
+} gx_l2_va;
 /* The specialised batch run (l2->fast and gx_l2_run_fast_ready): gx_l2_run's
- * contract; returns the L2 accesses made. */
-uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
-                        const uint32_t *rep, size_t n, gx_l2_tally *t);
+ * contract; returns the L2 accesses made. lw: the entries located by the
+ * caller (NULL: here); v: the entries' PAs translated here (NULL: pa given). */
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const gx_l2_va *v,
+                        const uint32_t *sm, const uint32_t *rep, size_t n, gx_l2_tally *t);
 
 #endif
