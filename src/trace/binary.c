@@ -404,8 +404,12 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
         const uint64_t len = kind == V2_ANY ? t->len[h] : h + 1;
         if (kind == V2_ANY ? !len : h > V2_READ_TOP)
             break;
+        const unsigned char *q1 = p + 1; /* the delta's bytes */
+#if defined(__GNUC__)
+        __asm__("" : "+r"(q1)); /* kept: the compiler would rebuild p + (h + 1) */
+#endif
         uint64_t z;
-        memcpy(&z, p + 1, 8);
+        memcpy(&z, q1, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         z = __builtin_bswap64(z);
 #endif
@@ -415,7 +419,8 @@ v2_block(gx_trace_cols *c, v2_run *s, const unsigned char *plim, uint64_t wrap_l
         addr = a;
         if (kind == V2_ANY)
             sum += t->inc[h];
-        p += len;
+        /* reads: p + 1 + h as (p + 1) + h, one add after the header's load */
+        p = kind == V2_ANY ? p + len : q1 + h;
         if (kind == V2_READS_ALIGNED ? (a ^ mbase) < ablk : a - mbase < mlim) {
             cr[k - 1]++;
             sum += kind == V2_ANY ? 0 : 1; /* a read's inc */
