@@ -129,6 +129,39 @@ void gx_l2_run_located(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const 
 void gx_l2_run_plus(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n, double extra,
                     gx_l2_tally *t);
 
+/* ---- VA -> PA on the way in: gx_l2_run_va ----
+ * A client's direct-mapped memo of frames (memsys.c): slot VFN &
+ * (GX_FRAME_MEMO - 1) holds the VFN (tag, va >> shift) and the frame's
+ * distance from its page (delta, mod 2^64: PA = VA + delta); miss(m, va)
+ * fills va's slot (the client's translation: asked in access order, for a
+ * frame new to the memo only). */
+#define GX_FRAME_MEMO 64 /* a power of two */
+typedef struct gx_frame_memo gx_frame_memo;
+struct gx_frame_memo {
+    uint64_t tag[GX_FRAME_MEMO], delta[GX_FRAME_MEMO];
+    uint32_t shift;
+    void (*miss)(gx_frame_memo *m, uint64_t va);
+    void *ctx; /* the client's, for miss */
+};
+
+/* The PA of va by the memo (miss asked for a frame new to it). */
+static inline uint64_t gx_frame_pa(gx_frame_memo *m, uint64_t va)
+{
+    const uint64_t vfn = va >> m->shift;
+    const uint32_t j = (uint32_t)vfn & (GX_FRAME_MEMO - 1);
+    if (__builtin_expect(m->tag[j] != vfn, 0))
+        m->miss(m, va);
+    return va + m->delta[j];
+}
+
+/* gx_l2_run of pa[i] = gx_frame_pa(m, va[i]) (written to pa, n entries),
+ * the translations made in access order: the same results as translating
+ * every entry first, then gx_l2_run (the L2 never asks the memo). On the
+ * specialised path the translation is part of the pass that locates the
+ * sets (no pass of its own). */
+void gx_l2_run_va(gx_l2 *l2, const uint64_t *va, uint64_t *pa, const uint32_t *sm,
+                  const uint32_t *rep, size_t n, gx_frame_memo *m, gx_l2_tally *t);
+
 /* The DRAM behind this L2 (dram.h): its latency replaces the profile's
  * memory.dram_latency_cycles the L2 starts with (the same number today; the
  * memory system assembly, memsys.h, joins the two). */

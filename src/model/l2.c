@@ -641,16 +641,29 @@ void gx_l2_run(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, const uint32_t
                gx_l2_tally *t)
 {
     if (gx_l2_run_fast_ready(l2, t->bins - 1, 0, 0)) /* l2_run.c */
-        t->sectors += gx_l2_run_fast(l2, pa, NULL, sm, rep, n, t);
+        t->sectors += gx_l2_run_fast(l2, pa, NULL, NULL, sm, rep, n, t);
     else /* the general path (also when the table could not be allocated) */
         t->sectors += run_generic(l2, pa, sm, rep, n, 0, 0, t);
+}
+
+void gx_l2_run_va(gx_l2 *l2, const uint64_t *va, uint64_t *pa, const uint32_t *sm,
+                  const uint32_t *rep, size_t n, gx_frame_memo *m, gx_l2_tally *t)
+{
+    if (gx_l2_run_fast_ready(l2, t->bins - 1, 0, 0)) { /* translated while located */
+        const gx_l2_va lv = {va, pa, m};
+        t->sectors += gx_l2_run_fast(l2, pa, NULL, &lv, sm, rep, n, t);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        pa[i] = gx_frame_pa(m, va[i]);
+    t->sectors += run_generic(l2, pa, sm, rep, n, 0, 0, t);
 }
 
 void gx_l2_run_located(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
                        const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     if (gx_l2_run_fast_ready(l2, t->bins - 1, 0, 0)) /* the words hold the sets (l2_run.c) */
-        t->sectors += gx_l2_run_fast(l2, pa, lw, sm, rep, n, t);
+        t->sectors += gx_l2_run_fast(l2, pa, lw, NULL, sm, rep, n, t);
     else
         t->sectors += run_generic(l2, pa, sm, rep, n, 0, 0, t);
 }
@@ -659,7 +672,7 @@ void gx_l2_run_plus(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n,
                     gx_l2_tally *t)
 {
     if (gx_l2_run_fast_ready(l2, t->bins - 1, 1, extra)) /* the table holds extra + lat */
-        t->sectors += gx_l2_run_fast(l2, pa, NULL, sm, NULL, n, t);
+        t->sectors += gx_l2_run_fast(l2, pa, NULL, NULL, sm, NULL, n, t);
     else
         t->sectors += run_generic(l2, pa, sm, NULL, n, 1, extra, t);
 }

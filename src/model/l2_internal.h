@@ -66,8 +66,10 @@ struct gx_l2 {
 /* Both hashes at once: slice (*s) and set within the slice (*k).
  * fast: the caller has checked l2->fast (at most 4 hash tables, no set
  * table), a compile-time constant in the specialised path. */
-static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint64_t pa,
-                                                           uint32_t *s, uint32_t *k, int fast)
+/* Both hashes' bits of pa (see build_fast_hash): slice bits (low 32), set
+ * bits (high 32). */
+static inline __attribute__((always_inline)) uint64_t locate_bits(const gx_l2 *l2, uint64_t pa,
+                                                                 int fast)
 {
     /* the address bits any mask touches are hbit0 .. hbit0 + 8 n_hchunks - 1
      * (x >> 63 at most: n_hchunks <= 8 and hbit0 + 8 (n_hchunks - 1) < 64) */
@@ -80,6 +82,13 @@ static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint
     if (!fast && __builtin_expect(l2->n_hchunks > 4, 0))
         for (int i = 4; i < l2->n_hchunks; i++)
             b ^= t[i][(x >> (GX_HCHUNK_BITS * (uint32_t)i)) & m];
+    return b;
+}
+
+static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint64_t pa,
+                                                           uint32_t *s, uint32_t *k, int fast)
+{
+    const uint64_t b = locate_bits(l2, pa, fast);
     uint32_t sb = (uint32_t)b, kb = (uint32_t)(b >> 32);
     *s = l2->slice_lut ? l2->slice_lut[sb] : sb;
     /* kb mod set_mod without a division (Lemire's fastmod, exact for 32-bit
@@ -96,9 +105,17 @@ static inline __attribute__((always_inline)) void locate_s(const gx_l2 *l2, uint
  * top = bins - 1, and with plus for gx_l2_run_plus's extra); builds the
  * table when needed (0 when it cannot be allocated: the general path then). */
 int gx_l2_run_fast_ready(gx_l2 *l2, uint64_t top, int plus, double extra);
+/* gx_l2_run_va's entries for gx_l2_run_fast: pa[i] = gx_frame_pa(m, va[i])
+ * written by its locate pass (pa the run's pa). */
+typedef struct gx_l2_va {
+    const uint64_t *va;
+    uint64_t *pa;
+    gx_frame_memo *m;
+} gx_l2_va;
 /* The specialised batch run (l2->fast and gx_l2_run_fast_ready): gx_l2_run's
- * contract; returns the L2 accesses made. */
-uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
-                        const uint32_t *rep, size_t n, gx_l2_tally *t);
+ * contract; returns the L2 accesses made. lw: the entries located by the
+ * caller (NULL: here); v: the entries' PAs translated here (NULL: pa given). */
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const gx_l2_va *v,
+                        const uint32_t *sm, const uint32_t *rep, size_t n, gx_l2_tally *t);
 
 #endif

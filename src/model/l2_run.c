@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache_internal.h"
+#include "gpuxray/bits.h"
 #include "l2_internal.h"
 
 /* What gx_l2_run_fast adds to the tally for one access of a given (SM, home
@@ -138,7 +139,7 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_po
                         0};
     uint64_t *const st = (uint64_t *)v.st;
     const uint8_t fp = gx_cfingerprint(line);
-    int w = -1;
+    size_t w = 16; /* none */
 #ifdef __SSE2__
     /* gx_cv_find with the common case first: no fingerprint matches (a line
      * miss: one branch to the fill, not two) */
@@ -147,14 +148,15 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_po
                        _mm_set1_epi8((char)fp)));
     if (__builtin_expect(cand != 0, 0))
         for (; cand; cand &= cand - 1)
-            if (v.tags[__builtin_ctz(cand)] == line) {
-                w = __builtin_ctz(cand);
+            if (v.tags[(uint32_t)__builtin_ctz(cand)] == line) {
+                w = (uint32_t)__builtin_ctz(cand);
                 break;
             }
 #else
-    w = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    const int fw = gx_cv_find(&v, 16, 0xffff, line, fp, GX_CSPEC_PLRU16);
+    w = fw >= 0 ? (size_t)fw : 16;
 #endif
-    if (w >= 0) {
+    if (w < 16) {
         const uint32_t m = v.masks[w];
         *st = (*st & pol->keep[w]) | pol->setm[w];
         if (m & bit)
@@ -162,7 +164,7 @@ run_lookup16(uint8_t *blk, uint64_t line, uint32_t bit, uint64_t x, const run_po
         v.masks[w] = (uint8_t)(m | bit);
         return GX_CACHE_SECTOR_MISS;
     }
-    uint32_t u = 0;
+    size_t u = 0;
     uint64_t bits;
     if (__builtin_expect(*v.used < 16, 0)) { /* as gx_cv_fill: the first invalid way */
         for (u = 0; u < 16 && v.tags[u] != GX_TAG_INVALID; u++)
@@ -289,6 +291,20 @@ run_lookups_128_32_prand_count(uint8_t *mem, const uint64_t *bp, uint64_t *loc, 
     return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, cold, 1, rc);
 }
 
+#if GX_HOST_V3
+/* The same code compiled for x86-64-v3 hosts (AVX2, BMI1/2: the
+ * fingerprint's broadcast one instruction, shifts and rotates without
+ * the flags or a copy), taken when the host has them (gx_host_v3;
+ * measured 157.9 -> 153.0 instructions an access, random 64 MiB binary). */
+static __attribute__((noinline)) GX_TARGET_V3 uint64_t
+run_lookups_128_32_prand_count_v3(uint8_t *mem, const uint64_t *bp, uint64_t *loc, size_t bn,
+                                  uint64_t rsec, const run_pol *pol, uint64_t *cold,
+                                  run_count *rc)
+{
+    return run_lookups_s(mem, bp, loc, bn, rsec, 5, 7, 3, pol, cold, 1, rc);
+}
+#endif
+
 static __attribute__((noinline)) uint64_t run_lookups_128_32(uint8_t *mem, const uint64_t *bp,
                                                               uint64_t *loc, size_t bn,
                                                               uint64_t rsec, const run_pol *pol,
@@ -317,23 +333,54 @@ static int run_pol_prand(const run_pol *pol)
 static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
                                                               const uint64_t *pa,
                                                               const uint32_t *sm, uint64_t *w,
-                                                              size_t n)
+                                                              size_t n, const gx_l2_va *v)
 {
+    /* v: each PA translated here first (gx_frame_pa, in order), written to
+     * v->pa (the memo's shift in a local: the stores may alias it) */
+    const uint64_t *const va = v ? v->va : NULL;
+    uint64_t *const pw = v ? v->pa : NULL;
+    gx_frame_memo *const fm = v ? v->m : NULL;
+    const uint32_t fsh = v ? fm->shift : 0;
     const uint64_t smk = RUN_LOC_SMK(h->slices), sk = RUN_LOC_SK(h->sps);
+    /* the set's block offset k * GX_CSPEC_BLOCK by locate_s's fastmod with
+     * the block's bytes in the last multiply: ((M kb mod 2^64) * (d B)) >>
+     * 64 = r B + floor(B c kb / 2^64) for kb = q d + r, c = M d - 2^64 < d
+     * (0 for d a power of two), and B c kb < 2^64 as d B <= 2^32
+     * (gx_l2_words_hold_sets: slices * sps * B within 32 bits, d <= sps):
+     * exactly r B, no multiply by B (measured 160.9 -> 157.9 instructions
+     * an access, random 64 MiB binary) */
+    const uint64_t mm = h->set_mod_m, db = (uint64_t)h->set_mod * GX_CSPEC_BLOCK;
     for (size_t j = 0; j < n; j++) {
-        uint32_t s, k;
-        locate_s(h, pa[j], &s, &k, 1);
-        w[j] = sm[j] * smk + s * sk + (uint64_t)k * GX_CSPEC_BLOCK;
+        uint64_t p;
+        if (v) {
+            const uint64_t a = va[j], vfn = a >> fsh;
+            const uint32_t i = (uint32_t)vfn & (GX_FRAME_MEMO - 1);
+            if (__builtin_expect(fm->tag[i] != vfn, 0))
+                fm->miss(fm, a);
+            p = a + fm->delta[i];
+            pw[j] = p;
+        } else {
+            p = pa[j];
+        }
+        const uint64_t b = locate_bits(h, p, 1);
+        const uint32_t sb = (uint32_t)b, kb = (uint32_t)(b >> 32);
+        const uint32_t s = h->slice_lut ? h->slice_lut[sb] : sb;
+        w[j] = sm[j] * smk + s * sk + (uint64_t)(((unsigned __int128)(mm * kb) * db) >> 64);
     }
 }
 
-/* gx_l2_run_fast's first pass (l2->fast): the location words of n entries.
+/* gx_l2_run_fast's first pass (l2->fast): the location words of n entries
+ * (with v, of the PAs it translates: gx_l2_run_va, the VA -> PA pass of
+ * memsys.c folded into this one: measured 151.5 -> 149.7 instructions an
+ * access, random 64 MiB binary; with the x86-64-v3 copy 146.7).
  * Out of line, the hash's fields copied into locals (the stores to w may
  * alias the L2's; reloaded each entry before), the slice table's test
  * outside the loop (measured 212.5 -> 207.5 instructions an access,
  * random 64 MiB binary). */
-static __attribute__((noinline)) void run_locate(const gx_l2 *l2, const uint64_t *pa,
-                                                 const uint32_t *sm, uint64_t *w, size_t n)
+static inline __attribute__((always_inline)) void run_locate_s(const gx_l2 *l2,
+                                                              const uint64_t *pa,
+                                                              const uint32_t *sm, uint64_t *w,
+                                                              size_t n, const gx_l2_va *v)
 {
     gx_l2 h; /* the fields locate_s(fast) reads, and the word's */
     h.hbit0 = l2->hbit0;
@@ -346,11 +393,49 @@ static __attribute__((noinline)) void run_locate(const gx_l2 *l2, const uint64_t
     h.slices = l2->slices;
     h.sps = l2->sps;
     if (h.slice_lut) {
-        run_locate_h(&h, pa, sm, w, n);
+        if (v)
+            run_locate_h(&h, pa, sm, w, n, v);
+        else
+            run_locate_h(&h, pa, sm, w, n, NULL);
     } else {
-        h.slice_lut = NULL; /* a constant in this copy of the loop */
-        run_locate_h(&h, pa, sm, w, n);
+        h.slice_lut = NULL; /* a constant in these copies of the loop */
+        if (v)
+            run_locate_h(&h, pa, sm, w, n, v);
+        else
+            run_locate_h(&h, pa, sm, w, n, NULL);
     }
+}
+
+static __attribute__((noinline)) void run_locate_g(const gx_l2 *l2, const uint64_t *pa,
+                                                   const uint32_t *sm, uint64_t *w, size_t n,
+                                                   const gx_l2_va *v)
+{
+    run_locate_s(l2, pa, sm, w, n, v);
+}
+
+#if GX_HOST_V3
+/* The same for x86-64-v3 hosts (gx_host_v3: shifts by a register without
+ * CL, so the memo's shift and the hash's do not take turns in it). */
+static __attribute__((noinline)) GX_TARGET_V3 void
+run_locate_v3(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, uint64_t *w, size_t n,
+              const gx_l2_va *v)
+{
+    run_locate_s(l2, pa, sm, w, n, v);
+}
+#endif
+
+/* run_locate_g, or its x86-64-v3 copy when v3 (gx_host_v3). */
+static void run_locate(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, uint64_t *w,
+                       size_t n, const gx_l2_va *v, int v3)
+{
+#if GX_HOST_V3
+    if (v3) {
+        run_locate_v3(l2, pa, sm, w, n, v);
+        return;
+    }
+#endif
+    (void)v3;
+    run_locate_g(l2, pa, sm, w, n, v);
 }
 
 /* l2->fast (uniform, no noise, the 16-way PLRU instance): the straight
@@ -381,8 +466,8 @@ static __attribute__((noinline)) void run_locate(const gx_l2 *l2, const uint64_t
  * single-thread loop"). lw (NULL: located here): the entries' location
  * words, found before by gx_l2_locate_words (a split run's calling thread
  * locates to route, so the worker does not hash again). */
-uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const uint32_t *sm,
-                        const uint32_t *rep, size_t n, gx_l2_tally *t)
+uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const gx_l2_va *v,
+                        const uint32_t *sm, const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     const uint32_t ssh = l2->sector_shift, lsh = l2->line_shift, smk = l2->sector_mask;
     const int ref = ssh == 5 && lsh == 7 && smk == 3;
@@ -404,6 +489,8 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
     pol.rand_on = c->pf.rand_on;
     pol.rand_always = c->pf.rand_always;
     const int prand = run_pol_prand(&pol);
+    const int v3 = gx_host_v3();
+    (void)v3; /* without GX_HOST_V3, no other copy */
     gx_cyc_sum total = t->total;
     double lo = t->lo, hi = t->hi;
     uint64_t oc[4] = {0, 0, 0, 0}, cold = 0, folded = 0;
@@ -436,10 +523,14 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
         const uint64_t *const bp = pa + b0;
         const uint32_t *const bm = sm + b0;
         const uint32_t *const br = rep ? rep + b0 : NULL;
-        if (lw) /* located by the caller (gx_l2_locate_words) */
+        if (lw) { /* located by the caller (gx_l2_locate_words) */
             memcpy(loc, lw + b0, bn * sizeof *loc);
-        else
-            run_locate(l2, bp, bm, loc, bn);
+        } else if (v) { /* bp[] translated here */
+            const gx_l2_va bv = {v->va + b0, v->pa + b0, v->m};
+            run_locate(l2, bp, bm, loc, bn, &bv, v3);
+        } else {
+            run_locate(l2, bp, bm, loc, bn, NULL, v3);
+        }
         if (counting && !br && ref && prand) { /* counted in the lookups */
             if (nd > RUN_DIRTY - 2 * RUN_BLOCK) { /* as below: the same folds */
                 RUN_FOLD();
@@ -447,7 +538,13 @@ uint64_t gx_l2_run_fast(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const
                 nd = 0;
             }
             run_count rc = {cnt, dirty, nd};
-            rsec = run_lookups_128_32_prand_count(mem, bp, loc, bn, rsec, &pol, &cold, &rc);
+#if GX_HOST_V3
+            if (v3)
+                rsec = run_lookups_128_32_prand_count_v3(mem, bp, loc, bn, rsec, &pol, &cold,
+                                                         &rc);
+            else
+#endif
+                rsec = run_lookups_128_32_prand_count(mem, bp, loc, bn, rsec, &pol, &cold, &rc);
             nd = rc.nd;
             continue;
         }
@@ -545,7 +642,7 @@ void gx_l2_locate_words(const gx_l2 *l2, const uint64_t *pa, const uint32_t *sm,
                         size_t n)
 {
     if (gx_l2_words_hold_sets(l2)) {
-        run_locate(l2, pa, sm, w, n);
+        run_locate(l2, pa, sm, w, n, NULL, gx_host_v3());
         return;
     }
     for (size_t j = 0; j < n; j++) { /* the slice only: gx_l2_run_located relocates */

@@ -203,9 +203,10 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
     return r.latency_cycles;
 }
 
-/* Two passes per chunk: VA -> PA, then the L2's batch run over the PAs.
- * The VA -> PA pass remembers the frames it met in a direct-mapped memo of
- * RUN_FRAME_MEMO entries (a frame, once placed, never moves, and
+/* Per chunk: VA -> PA, then the L2's batch run over the PAs (on the L2's
+ * specialised path one pass does both: gx_l2_run_va). The translation
+ * remembers the frames it met in a direct-mapped memo of
+ * GX_FRAME_MEMO entries (a frame, once placed, never moves, and
  * gx_vmem_pa(va) is its base | the offset), so only a frame new to the memo
  * asks vmem; the memo lives for one call (the sim target's arena may
  * re-place frames between calls).
@@ -216,51 +217,36 @@ double gx_memsys_access_off(gx_memsys *ms, uint64_t va, uint32_t size, uint32_t 
  * repeats 286 / 127 / 244; with the trace decoded into columns and one
  * sector's repeats folded by the decoder (gx_trace_cols) 303 / 87 / 264
  * (the fold's test and the repeat column cost the random trace ~30). */
-#define RUN_FRAME_MEMO 64 /* a power of two */
 
-/* The frame memo of one batch call: VFN tag per slot and the frame's
- * distance from its page (frame base - page base, mod 2^64: the PA is va +
- * it, one add instead of a mask and an or). */
-typedef struct frame_memo {
-    uint64_t tag[RUN_FRAME_MEMO], delta[RUN_FRAME_MEMO];
-    uint64_t off_mask;
-    uint32_t shift;
-} frame_memo;
-
-static void memo_init(frame_memo *m, uint32_t frame_shift)
+/* The frame memo's miss (gx_frame_memo, l2.h): va's frame from vmem. */
+static void memo_fill(gx_frame_memo *m, uint64_t va)
 {
-    m->shift = frame_shift;
-    m->off_mask = ((uint64_t)1 << frame_shift) - 1;
-    for (uint64_t j = 0; j < RUN_FRAME_MEMO; j++) {
+    const uint64_t vfn = va >> m->shift, off_mask = ((uint64_t)1 << m->shift) - 1;
+    m->tag[vfn & (GX_FRAME_MEMO - 1)] = vfn;
+    m->delta[vfn & (GX_FRAME_MEMO - 1)] = (gx_vmem_pa(m->ctx, va) & ~off_mask) - (va & ~off_mask);
+}
+
+/* The frame memo of one batch call, empty. */
+static void memo_init(gx_frame_memo *m, gx_memsys *ms)
+{
+    m->shift = ms->frame_shift;
+    m->miss = memo_fill;
+    m->ctx = ms->vm;
+    for (uint64_t j = 0; j < GX_FRAME_MEMO; j++) {
         m->tag[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
         m->delta[j] = 0;
     }
-}
-
-/* gx_vmem_pa(va), vmem asked only for a frame new to the memo. */
-static inline uint64_t memo_pa(frame_memo *m, gx_vmem *vm, uint64_t va)
-{
-    const uint64_t vfn = va >> m->shift;
-    const uint32_t j = (uint32_t)vfn & (RUN_FRAME_MEMO - 1);
-    if (__builtin_expect(m->tag[j] != vfn, 0)) {
-        m->tag[j] = vfn;
-        m->delta[j] = (gx_vmem_pa(vm, va) & ~m->off_mask) - (va & ~m->off_mask);
-    }
-    return va + m->delta[j];
 }
 
 void gx_memsys_run_off(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
                        const uint32_t *rep, size_t n, gx_l2_tally *t)
 {
     uint64_t *pa = ms->pa_buf;
-    frame_memo memo;
-    memo_init(&memo, ms->frame_shift);
+    gx_frame_memo memo;
+    memo_init(&memo, ms);
     for (size_t done = 0; done < n;) {
         size_t k = n - done < MEMSYS_RUN_CHUNK ? n - done : MEMSYS_RUN_CHUNK;
-        const uint64_t *v = va + done;
-        for (size_t i = 0; i < k; i++)
-            pa[i] = memo_pa(&memo, ms->vm, v[i]);
-        gx_l2_run(ms->l2, pa, sm + done, rep ? rep + done : NULL, k, t);
+        gx_l2_run_va(ms->l2, va + done, pa, sm + done, rep ? rep + done : NULL, k, &memo, t);
         done += k;
     }
 }
@@ -624,7 +610,7 @@ static void run_hits(gx_memsys *ms, size_t k, double c0, gx_l2_tally *t)
 
 /* access_alone of a request that missed the first level, its latency into
  * t (issued at cycle, or 0: when the accesses before it are done). */
-static void alone_missed(gx_memsys *ms, frame_memo *memo, uint64_t va, uint32_t sm,
+static void alone_missed(gx_memsys *ms, gx_frame_memo *memo, uint64_t va, uint32_t sm,
                          uint64_t cycle, double c0, gx_l2_tally *t)
 {
     const double at = cycle ? (double)cycle : gx_cyc_value(&t->total);
@@ -636,7 +622,7 @@ static void alone_missed(gx_memsys *ms, frame_memo *memo, uint64_t va, uint32_t 
     double phys = 0; /* gx_memsys_access_off of the one sector */
     if (!x.fault) {
         gx_l2_result r;
-        gx_l2_access(ms->l2, memo_pa(memo, ms->vm, va), sm, GX_L2_READ, &r);
+        gx_l2_access(ms->l2, gx_frame_pa(memo, va), sm, GX_L2_READ, &r);
         phys = r.latency_cycles;
         t->sectors++;
     }
@@ -650,8 +636,8 @@ void gx_memsys_run_alone(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
 {
     double c0 = 0;
     c0 += ms->hit_lat[0]; /* as translate() forms it */
-    frame_memo memo;
-    memo_init(&memo, ms->frame_shift);
+    gx_frame_memo memo;
+    memo_init(&memo, ms);
     uint64_t *const pa = ms->pa_buf, *const size = ms->size_buf;
     uint32_t *const psm = ms->sm_buf;
     size_t k = 0; /* hits waiting in pa_buf, sm_buf */
@@ -664,7 +650,7 @@ void gx_memsys_run_alone(gx_memsys *ms, const uint64_t *va, const uint32_t *sm,
             gx_coalescer_alone_hits(ms->co, sm + i, size + k, h);
             for (size_t j = 0; j < h; j++) {
                 xc += c0;
-                pa[k + j] = memo_pa(&memo, ms->vm, va[i + j]);
+                pa[k + j] = gx_frame_pa(&memo, va[i + j]);
                 psm[k + j] = sm[i + j];
             }
             k += h;
