@@ -100,15 +100,28 @@ static void run_pipe(par_worker *w, par_batch *b)
         gx_memsys_run_off(w->ms, c->pa + at, c->sm + at, c->rep + at, c->n - at, &w->t);
 }
 
+/* rep[0 .. n) when any entry has repeats, else NULL: the L2's batch run
+ * counts a block without repeats inside its lookups (its counting mode),
+ * as one thread's memory system does for a batch the reader left without
+ * (the same statistics: a NULL column reads as zeros) */
+static const uint32_t *reps_or_null(const uint32_t *rep, uint32_t n)
+{
+    uint32_t any = 0;
+    for (uint32_t i = 0; i < n; i++)
+        any |= rep[i];
+    return any ? rep : NULL;
+}
+
 /* Entries [at, end) of c through the L2's batch run, PAR_RUN_CHUNK at a time. */
 static void run_cols(par_worker *w, gx_l2 *l2, const par_cols *c, uint32_t at, uint32_t end)
 {
     while (at < end) {
         const uint32_t k = end - at < PAR_RUN_CHUNK ? end - at : PAR_RUN_CHUNK;
+        const uint32_t *rep = reps_or_null(c->rep + at, k);
         if (c->located)
-            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, c->rep + at, k, &w->t);
+            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, rep, k, &w->t);
         else /* the same model, located here */
-            gx_l2_run(l2, c->pa + at, c->sm + at, c->rep + at, k, &w->t);
+            gx_l2_run(l2, c->pa + at, c->sm + at, rep, k, &w->t);
         at += k;
     }
 }
