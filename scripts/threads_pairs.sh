@@ -14,7 +14,8 @@
 #   ROUNDS=7         rounds per trace; COUNT=10M accesses per trace
 #   PROFILE=FILE     default profiles/seed-ampere-6mb.json beside this script
 #   TRACES="r1 r8 r32 h1"  r<N>: random 4-byte reads over 64 MiB from N SMs
-#                    (round robin); h1: over 1 MiB from 1 SM (hits); s1: stream
+#                    (round robin); h1: over 1 MiB from 1 SM (hits); s1: stream;
+#                    t<N>: as r<N>, written as text
 #   TRACE_DIR=DIR    where the binary traces are made (default OUT/traces)
 # Load matters: `uptime` is recorded before and after; run it on an idle host.
 set -eu
@@ -74,6 +75,8 @@ make_trace() { # NAME FILE
             --binary -o "$2" ;;
     s*) "$BIN" trace gen stream --footprint 256MiB --count "$COUNT" --size 4 --sms "${1#s}" \
             --binary -o "$2" ;;
+    t*) "$BIN" trace gen random --footprint 64MiB --count "$COUNT" --size 4 --sms "${1#t}" \
+            --text -o "$2" ;;
     *) echo "$0: unknown trace $1" >&2; exit 2 ;;
     esac
 }
@@ -81,7 +84,7 @@ make_trace() { # NAME FILE
 one_run() { # TRACE BUILD-INDEX THREADS -> appends "trace build threads elapsed user sys"
     local t=$1 k=$2 th=$3 o="$OUTD/$1.b$2.t$3.json" s0 s1
     s0=$(date +%s.%N)
-    "${PIN[@]}" "${BINS[$k]}" sim --profile "$PROFILE" --trace "$TD/$t.bin" --threads "$th" \
+    "${PIN[@]}" "${BINS[$k]}" sim --profile "$PROFILE" --trace "$TD/$t.trace" --threads "$th" \
         --json --quiet -o "$o"
     s1=$(date +%s.%N)
     echo "$t $k $th $(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.4f", b - a }')" >> "$OUTD/raw.txt"
@@ -91,7 +94,7 @@ x2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 for t in $TRACES; do
-    [ -s "$TD/$t.bin" ] || make_trace "$t" "$TD/$t.bin"
+    [ -s "$TD/$t.trace" ] || make_trace "$t" "$TD/$t.trace"
     one_run "$t" 0 1 # warm the page cache
     : > "$OUTD/raw.txt.tmp"
     grep -v "^$t " "$OUTD/raw.txt" > "$OUTD/raw.txt.tmp" || true

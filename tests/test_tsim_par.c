@@ -82,7 +82,8 @@ static gx_tsim *run(const gx_profile *p, const gx_trace *t, uint32_t threads, ui
 /* The same run fed column batches (gx_trace_reader_next_cols over the
  * trace written as binary version 2), as `gpuxray sim` runs it: shards 0
  * is one thread, else threads of one shard. */
-static gx_tsim *run_cols(const gx_profile *p, const gx_trace *t, uint32_t threads, int split)
+static gx_tsim *run_cols_as(const gx_profile *p, const gx_trace *t, uint32_t threads, int split,
+                            int sweep)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -95,6 +96,8 @@ static gx_tsim *run_cols(const gx_profile *p, const gx_trace *t, uint32_t thread
     assert_int_equal(gx_tsim_new(p, &cfg, &s, NULL), GX_OK);
     if (split)
         assert_int_equal(gx_tsim_par_start(s, p, threads, 0, 1, NULL), GX_OK);
+    if (sweep)
+        gx_tsim_par_sweep(s);
     assert_true(gx_tsim_takes_cols(s));
     gx_trace_reader *rd = NULL;
     assert_int_equal(gx_trace_reader_open_mem(buf, len, "mem", 0, &rd, NULL), GX_OK);
@@ -112,6 +115,11 @@ static gx_tsim *run_cols(const gx_profile *p, const gx_trace *t, uint32_t thread
     free(buf);
     assert_int_equal(gx_tsim_par_finish(s, NULL), GX_OK);
     return s;
+}
+
+static gx_tsim *run_cols(const gx_profile *p, const gx_trace *t, uint32_t threads, int split)
+{
+    return run_cols_as(p, t, threads, split, 0);
 }
 
 static void gen_trace(gx_trace *t, uint32_t size)
@@ -200,6 +208,50 @@ static void test_split_near_far(void **state)
     check_profile("profiles/hopper-like.json");
 }
 
+/* A split of two threads on the specialised path (seed card, its own
+ * plru-rand: a stream a slice; then plru) moving its share at every short batch
+ * (gx_tsim_par_sweep: slices handed back and forth with their state, the
+ * worker locating or not) gives one thread's statistics: random accesses of
+ * one sector and across lines, and a stream whose repeats the decoder
+ * folds (the repeat columns). */
+static void test_split_balance(void **state)
+{
+    (void)state;
+    gx_profile *p = NULL;
+    assert_int_equal(gx_profile_load(gx_test_path("profiles/seed-ampere-6mb.json"), &p, NULL),
+                     GX_OK);
+    for (int k = 0; k < 6; k++) {
+        if (k == 3) /* the same with a deterministic policy */
+            snprintf(p->l2.policy, sizeof p->l2.policy, "plru");
+        gx_trace t;
+        if (k % 3 < 2) {
+            gen_trace(&t, k % 3 ? 100 : 4);
+        } else {
+            gx_gen_cfg c;
+            gx_gen_defaults(&c);
+            c.pattern = GX_GEN_STREAM;
+            c.footprint_bytes = 1 << 20;
+            c.count = gx_test_sanitizer() ? 5000 : 50000;
+            c.size_bytes = 4;
+            gx_trace_init(&t);
+            assert_int_equal(gx_trace_generate(&c, &t, NULL), GX_OK);
+        }
+        gx_tsim *one = run(p, &t, 1, 0, 0);
+        char *want = render(one);
+        for (int sweep = 0; sweep < 2; sweep++) {
+            gx_tsim *s = run_cols_as(p, &t, 2, 1, sweep);
+            char *got = render(s);
+            assert_string_equal(want, got);
+            free(got);
+            gx_tsim_free(s);
+        }
+        free(want);
+        gx_tsim_free(one);
+        gx_trace_free(&t);
+    }
+    gx_profile_free(p);
+}
+
 /* What couples slices is refused, by name. */
 static void test_blockers(void **state)
 {
@@ -243,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_cyc_sum_order),
         cmocka_unit_test(test_split_uniform),
         cmocka_unit_test(test_split_near_far),
+        cmocka_unit_test(test_split_balance),
         cmocka_unit_test(test_blockers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -162,6 +162,34 @@ static inline uint64_t gx_frame_pa(gx_frame_memo *m, uint64_t va)
 void gx_l2_run_va(gx_l2 *l2, const uint64_t *va, uint64_t *pa, const uint32_t *sm,
                   const uint32_t *rep, size_t n, gx_frame_memo *m, gx_l2_tally *t);
 
+/* gx_l2_locate_words of pa[i] = gx_frame_pa(m, va[i]) (written to pa, the
+ * translations made in order), in one pass with the translation on the
+ * specialised path (as gx_l2_run_va locates). */
+void gx_l2_locate_words_va(const gx_l2 *l2, const uint64_t *va, uint64_t *pa, gx_frame_memo *m,
+                           const uint32_t *sm, uint64_t *w, size_t n);
+
+/* A split run's locating pass (gx_l2_words_hold_sets(l2) required): the
+ * entries of gx_l2_locate_words_va (translated in order by m), each
+ * written to output 1 when self[its home slice] is 1, else to output 0, in
+ * order: an output's entry i is its PA at out[i] and its word at
+ * out[d + i]. Returns the entries of output 1 (output 0 has the rest).
+ * Each output takes writes at up to n places. */
+size_t gx_l2_locate_split(const gx_l2 *l2, const uint64_t *va, gx_frame_memo *m,
+                          const uint32_t *sm, const uint8_t *self, size_t n, uint64_t *out0,
+                          uint64_t *out1, size_t d);
+/* 1 when gx_l2_run_located into a tally of `bins` bins takes the
+ * specialised run, which reads no SM column (the words hold the rows);
+ * builds its latency table when needed (0: out of memory, or not that
+ * path). */
+int gx_l2_run_located_ready(gx_l2 *l2, uint64_t bins);
+/* Slice `slice`'s state (its sets' ways, sector masks and policy state, its
+ * replacement stream) copied from src into dst, two L2s of one profile on
+ * the specialised path (gx_l2_words_hold_sets): a split run moves a slice
+ * between the copies of the thread that owned it and the one that takes it
+ * over. Statistics stay where they were counted. GX_EINVAL when the two
+ * differ in layout. */
+int gx_l2_copy_slice(gx_l2 *dst, const gx_l2 *src, uint32_t slice);
+
 /* The DRAM behind this L2 (dram.h): its latency replaces the profile's
  * memory.dram_latency_cycles the L2 starts with (the same number today; the
  * memory system assembly, memsys.h, joins the two). */

@@ -55,10 +55,19 @@ int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg);
 uint32_t gx_tsim_par_threads(const gx_tsim *s);
 /* Before the first access of a split run: its input decodes slowly (text,
  * Accel-Sim: the decoding costs about what the model does), so a run of
- * one worker is a pipeline (the calling thread only decodes; the worker
- * places, locates and runs) instead of the calling thread placing and
- * locating too. Speed only: the statistics are the same. No-op otherwise. */
+ * one worker in the placed form (pages not a power of two) is a pipeline
+ * (the calling thread only decodes; the worker places, locates and runs)
+ * instead of the calling thread placing and locating too. A split (the
+ * specialised path) balances itself instead (tsim_par.c). Speed only: the
+ * statistics are the same. No-op otherwise. */
 void gx_tsim_par_slow_input(gx_tsim *s);
+
+/* Testing: right after gx_tsim_par_start, a split of two threads on the
+ * L2's specialised path changes its share (the balance of tsim_par.c) at
+ * every batch of short batches, through every level up and down, instead
+ * of as the two threads' progress asks. The statistics are the same.
+ * No-op otherwise. */
+void gx_tsim_par_sweep(gx_tsim *s);
 
 /* ---- partial statistics of shards and their merge ---- */
 /* A digest of trace records (identity of a trace for a merge): start with

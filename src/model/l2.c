@@ -668,6 +668,11 @@ void gx_l2_run_located(gx_l2 *l2, const uint64_t *pa, const uint64_t *lw, const 
         t->sectors += run_generic(l2, pa, sm, rep, n, 0, 0, t);
 }
 
+int gx_l2_run_located_ready(gx_l2 *l2, uint64_t bins)
+{
+    return bins >= 1 && gx_l2_run_fast_ready(l2, bins - 1, 0, 0);
+}
+
 void gx_l2_run_plus(gx_l2 *l2, const uint64_t *pa, const uint32_t *sm, size_t n, double extra,
                     gx_l2_tally *t)
 {

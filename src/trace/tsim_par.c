@@ -16,17 +16,25 @@
  *   worker runs the same specialised loop as one thread without hashing
  *   again) and marks where a sector of a wider access falls in among them
  *   (those sectors are items, in trace order).
- * - One worker of one shard (`--threads 2`) is "placed" on the L2's
- *   specialised path: the calling thread decodes, places and locates, the
- *   worker looks up and counts (the two about even for binary input);
- *   batch by batch, the locating goes to the worker when it has fewer than
- *   PAR_LOCATE_QUEUED batches queued (the calling thread is the slower
- *   side, as on hits), so the split balances itself. With
- *   slow input (text, Accel-Sim: gx_tsim_par_slow_input) or another L2 it
- *   is a pipeline: the calling thread only decodes and hands over virtual
- *   addresses; the worker's memory system places the frames and runs
- *   everything (gx_memsys_run_off), seeing the whole trace in order as one
- *   thread's would. The column paths: tsim_par_cols.c.
+ * - `--threads 2` on the L2's specialised path (uniform topology, 16-way
+ *   tree PLRU or plru-rand, no noise: the seed card and most profiles) is a
+ *   **split**: two logical workers, the thread w[0] and w[PAR_SELF] run by
+ *   the calling thread itself as it hands each batch over. The calling
+ *   thread decodes, places and locates, and the share of the model it also
+ *   runs moves with the trace ("balance" below): at level -1 the worker
+ *   locates (hits: the calling thread is the slower side), at 0 the calling
+ *   thread locates and the worker runs every lookup, at L >= 1 the calling
+ *   thread also owns slices 0 .. L-1 (misses: the worker is the slower
+ *   side), each slice moving between the two L2 copies with its state
+ *   (gx_l2_copy_slice). With slow input (text, Accel-Sim:
+ *   gx_tsim_par_slow_input) it is a pipeline: the calling thread only
+ *   decodes and hands over virtual addresses; the worker's memory system
+ *   places the frames and runs everything (gx_memsys_run_off), seeing the
+ *   whole trace in order as one thread's would. The column paths:
+ *   tsim_par_cols.c. Pages of a size that is not a power of two (no frame
+ *   memo) keep the older "placed" form: the calling thread places and
+ *   locates, locating going to the worker when it has fewer than
+ *   PAR_LOCATE_QUEUED batches queued.
  * - Each worker has its own copy of the L2 (its statistics, its sets: it
  *   touches only its groups'), so no two threads write the same memory but
  *   a batch's per-access slots (part[]).
@@ -117,7 +125,7 @@ static void run_cols(par_worker *w, gx_l2 *l2, const par_cols *c, uint32_t at, u
 {
     while (at < end) {
         const uint32_t k = end - at < PAR_RUN_CHUNK ? end - at : PAR_RUN_CHUNK;
-        const uint32_t *rep = reps_or_null(c->rep + at, k);
+        const uint32_t *rep = c->has_rep ? reps_or_null(c->rep + at, k) : NULL;
         if (c->located)
             gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, rep, k, &w->t);
         else /* the same model, located here */
@@ -160,6 +168,7 @@ static void *worker_main(void *arg)
         par_batch *b = &e->buf[seq % PAR_BUFFERS];
         run_part(w, b);
         pthread_mutex_lock(&e->mu);
+        e->worker_done = seq + 1;
         if (--b->remaining == 0)
             pthread_cond_signal(&e->done);
         pthread_mutex_unlock(&e->mu);
@@ -205,9 +214,100 @@ static void reclaim(gx_tsim *s, par_batch *b)
             gx_tsim_account(s, m);
     }
     b->n = b->nspan = 0;
-    for (uint32_t k = 0; k < nw; k++)
+    for (uint32_t k = 0; k < nw; k++) {
         b->cols[k].n = b->cols[k].n_mark = 0;
+        b->cols[k].has_rep = !s->par->split;
+    }
     b->pending = 0;
+}
+
+/* ---- a split's balance ----
+ * Two threads, one of them the calling thread, whose own work (decoding,
+ * placing, locating) depends on the trace: the share that keeps both busy
+ * is found as the run goes. At each hand-over the batches still queued for
+ * the worker say who is behind (>= PAR_LOCATE_QUEUED of PAR_BUFFERS: the
+ * worker); PAR_LEAN hand-overs in a row with the same side behind move the
+ * level one step towards the other: -1 the worker locates, 0 the calling
+ * thread locates, L >= 1 it also owns slices 0 .. L-1. A slice moves with
+ * its state (gx_l2_copy_slice), so every level gives the same statistics:
+ * - to the worker (L down): once every PAR_SELF part has run, the calling
+ *   thread's copy of the slice is final and the worker, which has no entry
+ *   of it in any queued batch, takes it from the next batch on;
+ * - to the calling thread (L up): from the next batch on, mig_seq; its
+ *   PAR_SELF parts from mig_seq on wait (run_self_parts) until the worker
+ *   has finished every batch before mig_seq, then the slice's state is
+ *   copied from the worker's L2. The calling thread never waits for it: the
+ *   parts run at a later hand-over (at the latest before their buffer is
+ *   reused, when the worker is past them). */
+
+/* The PAR_SELF parts of the published batches, in order, as far as a
+ * slice moving to this thread allows. */
+static void run_self_parts(struct gx_tsim_par *e)
+{
+    while (e->self_next < e->filled) {
+        if (e->mig_seq == e->self_next) {
+            pthread_mutex_lock(&e->mu);
+            const uint64_t done = e->worker_done;
+            pthread_mutex_unlock(&e->mu);
+            if (done < e->mig_seq)
+                return; /* the worker still runs a batch with the slice */
+            (void)gx_l2_copy_slice(gx_memsys_l2(e->w[PAR_SELF].ms), gx_memsys_l2(e->w[0].ms),
+                                   e->mig_slice);
+            e->mig_seq = NO_MIG;
+        }
+        run_part(&e->w[PAR_SELF], &e->buf[e->self_next % PAR_BUFFERS]);
+        e->self_next++;
+    }
+}
+
+/* One step up: the worker's slice `level` to this thread from the next
+ * batch on (one move pending at a time); 0 when it cannot now. */
+static int level_up(struct gx_tsim_par *e)
+{
+    if (e->level >= e->level_max || e->mig_seq != NO_MIG)
+        return 0;
+    if (e->level >= 0) {
+        e->mig_slice = (uint32_t)e->level;
+        e->mig_seq = e->filled; /* the batch being filled next */
+        e->owner[e->mig_slice] = PAR_SELF;
+    }
+    e->level++;
+    return 1;
+}
+
+/* One step down: this thread's slice level - 1 to the worker (its state
+ * copied into the worker's L2 once every PAR_SELF part has run); 0 when
+ * it cannot now. */
+static int level_down(struct gx_tsim_par *e)
+{
+    if (e->level <= -1)
+        return 0;
+    if (e->level >= 1) {
+        if (e->self_next != e->filled || e->mig_seq != NO_MIG)
+            return 0;
+        const uint32_t sl = (uint32_t)e->level - 1;
+        (void)gx_l2_copy_slice(gx_memsys_l2(e->w[0].ms), gx_memsys_l2(e->w[PAR_SELF].ms), sl);
+        e->owner[sl] = 0;
+    }
+    e->level--;
+    return 1;
+}
+
+/* The level of the batch filled next, from the batches queued for the
+ * worker at this hand-over. */
+static void balance(struct gx_tsim_par *e, uint32_t queued)
+{
+    if (e->sweep) { /* every level, up and down, a move every batch */
+        if (!(e->sweep_dir > 0 ? level_up(e) : level_down(e))) {
+            e->sweep_dir = -e->sweep_dir;
+            (void)(e->sweep_dir > 0 ? level_up(e) : level_down(e));
+        }
+        return;
+    }
+    const int behind = queued >= PAR_LOCATE_QUEUED ? 1 : -1; /* 1: the worker */
+    e->lean = (e->lean > 0) == (behind > 0) ? e->lean + behind : behind;
+    if (e->lean >= PAR_LEAN ? level_up(e) : e->lean <= -PAR_LEAN ? level_down(e) : 0)
+        e->lean = 0;
 }
 
 /* Hand the batch being filled to the workers (or run it here, one worker)
@@ -222,10 +322,15 @@ par_batch *gx_par_next_batch(gx_tsim *s)
         return e->cur = b;
     }
     pthread_mutex_lock(&e->mu);
-    b->remaining = e->nw;
+    b->remaining = e->nw - (uint32_t)e->split; /* the threads' parts */
     b->pending = 1;
     e->filled++;
     pthread_cond_broadcast(&e->work);
+    if (e->split) { /* this thread's parts, while the worker runs its own */
+        pthread_mutex_unlock(&e->mu);
+        run_self_parts(e);
+        pthread_mutex_lock(&e->mu);
+    }
     par_batch *nb = &e->buf[e->filled % PAR_BUFFERS];
     while (nb->remaining)
         pthread_cond_wait(&e->done, &e->mu);
@@ -233,11 +338,28 @@ par_batch *gx_par_next_batch(gx_tsim *s)
     for (int k = 0; k < PAR_BUFFERS; k++)
         queued += e->buf[k].remaining != 0;
     pthread_mutex_unlock(&e->mu);
-    if (nb->pending)
+    if (nb->pending) {
+        if (e->split) /* its PAR_SELF part first (the worker is past it) */
+            run_self_parts(e);
         reclaim(s, nb);
+    }
     if (e->placed) /* who locates this batch: the side with time to spare */
         nb->cols[0].located = queued >= PAR_LOCATE_QUEUED;
+    if (e->split) {
+        balance(e, queued);
+        nb->cols[0].located = e->level >= 0;
+    }
     return e->cur = nb;
+}
+
+/* The split path's frame memo's miss (gx_frame_memo, l2.h): va's frame,
+ * placed in trace order by the calling thread's memory system. */
+static void fmemo_fill(gx_frame_memo *m, uint64_t va)
+{
+    struct gx_tsim_par *e = m->ctx;
+    const uint64_t vfn = va >> m->shift, base = va & ~(((uint64_t)1 << m->shift) - 1);
+    m->tag[vfn & (GX_FRAME_MEMO - 1)] = vfn;
+    m->delta[vfn & (GX_FRAME_MEMO - 1)] = (frame_pa(e, base)) - base;
 }
 
 static uint32_t group_of(const struct gx_tsim_par *e, uint32_t slice)
@@ -318,6 +440,10 @@ void gx_par_put_sectors(gx_tsim *s, uint64_t addr, uint32_t size, uint8_t op, ui
     s->l2_accesses += mine;
     if (!mine)
         return;
+    par_batch *b = room_items(s, ns, own, wk);
+    if (e->split) /* the hand-over may have moved a slice (balance): its owner now */
+        for (uint32_t j = 0; j < ns; j++)
+            wk[j] = e->owner[loc[j].slice];
     uint32_t w0 = 0;
     for (uint32_t j = 0; j < ns; j++)
         if (own[j]) {
@@ -327,7 +453,6 @@ void gx_par_put_sectors(gx_tsim *s, uint64_t addr, uint32_t size, uint8_t op, ui
     single = !other;
     for (uint32_t j = 0; j < ns && single; j++)
         single = !own[j] || wk[j] == w0;
-    par_batch *b = room_items(s, ns, own, wk);
     uint32_t span = NO_SPAN;
     if (!single) {
         span = b->nspan++;
@@ -366,6 +491,10 @@ static inline int put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep)
     const uint64_t pa = frame_pa(e, addr);
     uint64_t lw;
     gx_l2_locate_words(e->l2, &pa, &sm, &lw, 1);
+    if (e->split) { /* the batch it goes to first: a hand-over may move a slice (balance) */
+        (void)room_one(s, 0);
+        (void)room_one(s, PAR_SELF);
+    }
     const uint8_t o = e->owner[gx_l2_word_slice(lw)];
     e->acc_index += 1 + (uint64_t)rep;
     if (o == NOT_MINE)
@@ -374,7 +503,7 @@ static inline int put_one(gx_tsim *s, uint64_t addr, uint32_t sm, uint32_t rep)
     c->lw[c->n] = lw;
     c->pa[c->n] = pa;
     c->sm[c->n] = sm;
-    c->rep[c->n++] = rep;
+    *reps_from(c, c->n++) = rep;
     return 1;
 }
 
@@ -427,13 +556,16 @@ static int alloc_batches(struct gx_tsim_par *e)
             return GX_ENOMEM;
         for (uint32_t w = 0; w < e->nw; w++) {
             par_cols *c = &b->cols[w];
-            c->pa = malloc(e->cols_cap * sizeof *c->pa);
-            c->sm = malloc(e->cols_cap * sizeof *c->sm);
-            c->rep = malloc(e->cols_cap * sizeof *c->rep);
-            c->mark = malloc(e->cols_cap * sizeof *c->mark);
-            c->lw = e->pipe ? NULL : malloc(e->cols_cap * sizeof *c->lw);
+            /* the words right after the addresses: lw = pa + cols_dist, the
+             * one distance gx_l2_locate_split writes a split's entries by */
+            c->pa = malloc(2 * (size_t)e->cols_dist * sizeof *c->pa);
+            c->sm = malloc(e->cols_dist * sizeof *c->sm);
+            c->rep = malloc(e->cols_dist * sizeof *c->rep);
+            c->mark = malloc(e->cols_dist * sizeof *c->mark);
+            c->lw = c->pa ? c->pa + e->cols_dist : NULL;
             c->located = 1;
-            if (!c->pa || !c->sm || !c->rep || !c->mark || (!e->pipe && !c->lw))
+            c->has_rep = !e->split;
+            if (!c->pa || !c->sm || !c->rep || !c->mark)
                 return GX_ENOMEM;
         }
     }
@@ -459,6 +591,8 @@ static int start_workers(gx_tsim *s, const gx_profile *p, gx_msg *msg)
     if (!e->threaded)
         return GX_OK;
     for (uint32_t k = 0; k < e->nw; k++) {
+        if (e->split && k == PAR_SELF)
+            continue; /* run by the calling thread */
         if (pthread_create(&e->w[k].th, NULL, worker_main, &e->w[k]) != 0)
             return gx_fail(msg, GX_ENOMEM, "sim: cannot start worker thread %u of %u", k + 1,
                            e->nw);
@@ -494,11 +628,21 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     e->nw = workers < mine ? workers : mine ? mine : 1;
     e->threaded = threads > 1; /* --threads 1: the calling thread runs the L2 too */
     e->pipe = e->threaded && e->nw == 1 && shards == 1;
-    /* on the L2's specialised path the calling thread places and locates too */
+    /* on the L2's specialised path the calling thread places and locates
+     * too, and with pages of a power of two (the frame memo) runs a share of
+     * the slices: a split */
     if (e->pipe && gx_l2_words_hold_sets(gx_memsys_l2(s->ms))) {
         e->pipe = 0;
-        e->placed = 1;
+        if (s->page_bytes && !(s->page_bytes & (s->page_bytes - 1))) {
+            e->split = 1;
+            e->nw = 2;
+        } else {
+            e->placed = 1;
+        }
     }
+    e->mig_seq = NO_MIG;
+    e->level_max = (int)(s->slices / 4); /* a quarter of the slices at most */
+    e->sweep_dir = 1;
     e->shard = shard;
     e->shards = shards;
     e->sector_shift = (uint32_t)__builtin_ctz(s->sector_bytes);
@@ -508,15 +652,21 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     e->cols_cap = 2 * PAR_BATCH_ITEMS / e->nw;
     if (e->cols_cap < PAR_MIN_COLS)
         e->cols_cap = PAR_MIN_COLS;
+    e->cols_dist = e->cols_cap;
     if (s->page_bytes && !(s->page_bytes & (s->page_bytes - 1)))
         e->frame_shift = (uint32_t)__builtin_ctzll(s->page_bytes);
     for (uint64_t j = 0; j < PAR_FRAME_MEMO; j++)
         e->memo_vfn[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
+    e->fmemo.shift = e->frame_shift;
+    e->fmemo.miss = fmemo_fill;
+    e->fmemo.ctx = e;
+    for (uint64_t j = 0; j < GX_FRAME_MEMO; j++)
+        e->fmemo.tag[j] = j ^ 1;
     e->vm = gx_memsys_vmem(s->ms);
     e->l2 = gx_memsys_l2(s->ms);
     s->ext->shard = shard;
     s->ext->shards = shards;
-    s->ext->threads = e->nw;
+    s->ext->threads = e->nw - (uint32_t)e->split;
     if (pthread_mutex_init(&e->mu, NULL) || pthread_cond_init(&e->work, NULL) ||
         pthread_cond_init(&e->done, NULL))
         return gx_fail(msg, GX_ENOMEM, "sim: cannot set up the worker threads");
@@ -528,13 +678,33 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     for (uint32_t i = 0; i < s->slices; i++) {
         uint32_t g = group_of(e, i);
         e->owner[i] = (uint8_t)(g % shards == shard ? g / shards % e->nw : NOT_MINE);
+        if (e->split) /* level 0: every slice the worker's (w[0]) */
+            e->owner[i] = 0;
     }
-    return start_workers(s, p, msg); /* on failure gx_tsim_free stops what started */
+    int rc = start_workers(s, p, msg); /* on failure gx_tsim_free stops what started */
+    /* a split's columns hold no SMs once located: the specialised run
+     * (its latency table) must be ready in both L2s */
+    for (uint32_t k = 0; rc == GX_OK && e->split && k < e->nw; k++)
+        if (!gx_l2_run_located_ready(gx_memsys_l2(e->w[k].ms), GX_TSIM_LAT_BINS))
+            rc = gx_fail(msg, GX_ENOMEM, "sim: out of memory");
+    return rc;
+}
+
+void gx_tsim_par_sweep(gx_tsim *s)
+{
+    struct gx_tsim_par *e = s->par;
+    if (!e || !e->split || e->filled || e->cur->cols[0].n || e->cur->cols[PAR_SELF].n)
+        return;
+    e->sweep = 1;
+    e->cols_cap = PAR_MIN_COLS / 4; /* short batches: many moves */
+    e->level_max = e->level_max < 3 ? e->level_max : 3;
 }
 
 void gx_tsim_par_slow_input(gx_tsim *s)
 {
     struct gx_tsim_par *e = s->par;
+    /* a split balances itself (level -1: the worker locates), so only the
+     * placed form turns into a pipeline */
     if (!e || !e->placed || e->filled || e->acc_index || e->cur->n || e->cur->cols[0].n)
         return;
     e->placed = 0; /* the worker's memory system places the frames (trace order) */
@@ -543,7 +713,7 @@ void gx_tsim_par_slow_input(gx_tsim *s)
 
 uint32_t gx_tsim_par_threads(const gx_tsim *s)
 {
-    return s->par ? s->par->nw : s->ext ? s->ext->threads : 0;
+    return s->par ? s->par->nw - (uint32_t)s->par->split : s->ext ? s->ext->threads : 0;
 }
 
 /* The workers stop after every published batch (none when stopping early). */
@@ -607,6 +777,8 @@ int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg)
     if (!empty || !e->threaded)
         (void)gx_par_next_batch(s);
     stop_workers(e);
+    if (e->split) /* the worker is done: every PAR_SELF part can run */
+        run_self_parts(e);
     for (uint64_t k = 0; k < PAR_BUFFERS; k++) { /* in publishing order */
         par_batch *q = &e->buf[(e->filled + k) % PAR_BUFFERS];
         if (q->pending)
@@ -639,7 +811,6 @@ void gx_tsim_par_free(gx_tsim_par *e)
             free(b->cols[w].sm);
             free(b->cols[w].rep);
             free(b->cols[w].mark);
-            free(b->cols[w].lw);
         }
         free(b->cols);
         free(b->items);

@@ -177,7 +177,7 @@ static void route_cols(gx_tsim *s, const gx_trace_cols *c)
             pc->pa[at] = pa[q];
             pc->lw[at] = lw[q];
             pc->sm[at] = csm[i + q];
-            pc->rep[at] = r;
+            *reps_from(pc, at) = r;
             reps += r;
         }
         e->acc_index += k + reps;
@@ -185,6 +185,119 @@ static void route_cols(gx_tsim *s, const gx_trace_cols *c)
         if (i < n && k < room)
             put_col_entry(s, c, i++, &jr);
     }
+}
+
+/* k (<= ROUTE_CHUNK) located entries (pa, lw; r: their repeats, NULL:
+ * none) to their owners' columns c0 / c1 from places *n0 / *n1 on: each
+ * written to both, counted in its owner's (owner[] is 0 or PAR_SELF, 1),
+ * no branch; the repeat column written once either column has one. */
+static void split_route(par_cols *c0, par_cols *c1, const uint64_t *pa, const uint64_t *lw,
+                        const uint32_t *r, const uint8_t *owner, size_t k, uint32_t *n0p,
+                        uint32_t *n1p)
+{
+    static const uint32_t zeros[ROUTE_CHUNK]; /* no repeats */
+    uint32_t n0 = *n0p, n1 = *n1p;
+    uint64_t *const p0 = c0->pa, *const p1 = c1->pa, *const w0 = c0->lw, *const w1 = c1->lw;
+    if (!r && !c0->has_rep && !c1->has_rep) {
+        for (size_t q = 0; q < k; q++) {
+            const uint64_t x = lw[q], p = pa[q];
+            const uint32_t o = owner[gx_l2_word_slice(x)];
+            p0[n0] = p;
+            w0[n0] = x;
+            p1[n1] = p;
+            w1[n1] = x;
+            n0 += o ^ 1u;
+            n1 += o;
+        }
+    } else {
+        uint32_t *const q0 = reps_from(c0, n0) - n0, *const q1 = reps_from(c1, n1) - n1;
+        r = r ? r : zeros;
+        for (size_t q = 0; q < k; q++) {
+            const uint64_t x = lw[q], p = pa[q];
+            const uint32_t o = owner[gx_l2_word_slice(x)];
+            p0[n0] = p;
+            w0[n0] = x;
+            q0[n0] = r[q];
+            p1[n1] = p;
+            w1[n1] = x;
+            q1[n1] = r[q];
+            n0 += o ^ 1u;
+            n1 += o;
+        }
+    }
+    *n0p = n0;
+    *n1p = n1;
+}
+
+/* The repeats of k entries from place at on of pc: r[0 .. k), NULL: none
+ * (written only once the column has a repeat column). */
+static void split_reps(par_cols *pc, uint32_t at, const uint32_t *r, size_t k)
+{
+    if (r)
+        memcpy(reps_from(pc, at), r, k * sizeof *r);
+    else if (pc->has_rep)
+        memset(pc->rep + at, 0, k * sizeof *pc->rep);
+}
+
+/* A split run's column batch that is one run (every entry global, within
+ * one sector, of an SM below the model's: the decoder's counts say so, no
+ * scan), a chunk at a time at the batch's level (tsim_par.c, "balance"):
+ * -1 placed into the worker's columns (it locates: located 0); 0 placed
+ * and located into them (gx_l2_locate_words_va); L >= 1 placed, located
+ * and routed to each slice's owner, the calling thread's (PAR_SELF) among
+ * them (gx_l2_locate_split, or with repeats split_route). The repeat
+ * column only for batches with repeats. 0 (nothing done) for any other
+ * batch: route_cols. */
+static int split_cols(gx_tsim *s, const gx_trace_cols *c)
+{
+    struct gx_tsim_par *e = s->par;
+    if (c->n_rec || c->n_wide || c->merge_bytes != s->sector_bytes || !c->sm_bound ||
+        c->sm_bound > s->sm_count)
+        return 0;
+    const uint8_t *const owner = e->owner;
+    const uint32_t *const crep = c->records == c->n ? NULL : c->rep;
+    const size_t n = c->n;
+    uint64_t pa[ROUTE_CHUNK], lw[ROUTE_CHUNK];
+    size_t i = 0;
+    while (i < n) {
+        par_batch *b = e->cur;
+        par_cols *c0 = &b->cols[0], *c1 = &b->cols[PAR_SELF];
+        const uint32_t r0 = e->cols_cap - c0->n, r1 = e->cols_cap - c1->n;
+        size_t k = r0 < r1 ? r0 : r1;
+        if (!k) {
+            (void)gx_par_next_batch(s);
+            continue;
+        }
+        k = n - i < k ? n - i : k;
+        uint32_t n0 = c0->n, n1 = c1->n;
+        const uint64_t *const va = c->addr + i;
+        const uint32_t *const sm = c->sm + i, *const r = crep ? crep + i : NULL;
+        if (e->level < 1) { /* every entry the worker's */
+            if (e->level < 0) { /* placed; the worker locates (its SMs) */
+                for (size_t q = 0; q < k; q++)
+                    c0->pa[n0 + q] = gx_frame_pa(&e->fmemo, va[q]);
+                memcpy(c0->sm + n0, sm, k * sizeof *sm);
+            } else {
+                gx_l2_locate_words_va(e->l2, va, c0->pa + n0, &e->fmemo, sm, c0->lw + n0, k);
+            }
+            split_reps(c0, n0, r, k);
+            c0->n = n0 + (uint32_t)k;
+        } else if (!r && !c0->has_rep && !c1->has_rep) { /* in one pass */
+            k = k < SPLIT_CHUNK ? k : SPLIT_CHUNK;
+            const size_t k1 = gx_l2_locate_split(e->l2, va, &e->fmemo, sm, owner, k, c0->pa + n0,
+                                                 c1->pa + n1, e->cols_dist);
+            c0->n = n0 + (uint32_t)(k - k1);
+            c1->n = n1 + (uint32_t)k1;
+        } else {
+            k = k < ROUTE_CHUNK ? k : ROUTE_CHUNK;
+            gx_l2_locate_words_va(e->l2, va, pa, &e->fmemo, sm, lw, k);
+            split_route(c0, c1, pa, lw, r, owner, k, &n0, &n1);
+            c0->n = n0;
+            c1->n = n1;
+        }
+        i += k;
+    }
+    return 1;
 }
 
 /* One worker's column batch (placed): a chunk of one-sector entries
@@ -234,7 +347,7 @@ void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
         pipe_cols(s, c);
     else if (e->placed)
         placed_cols(s, c);
-    else
+    else if (!e->split || !split_cols(s, c))
         route_cols(s, c);
     for (int k = 0; k < 3; k++)
         s->op_count[k] += c->ops[k];

@@ -47,6 +47,12 @@ enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
  * mapped; a power of two): consecutive accesses mostly share pages, and a
  * remembered frame is the one gx_vmem_pa placed on the page's first touch. */
 #define PAR_FRAME_MEMO 64
+/* The worker a split run's calling thread runs itself (the thread is w[0]). */
+#define PAR_SELF 1
+/* A split's balance moves after this many batches in a row with the same
+ * side behind (tsim_par.c, "balance"). */
+#define PAR_LEAN 4
+#define NO_MIG UINT64_MAX
 
 /* One sector of an access of several sectors, in trace order, read by its
  * worker (FIRST / LAST: that worker's first / last sector of the access). */
@@ -79,6 +85,10 @@ typedef struct par_cols {
     uint32_t *sm, *rep;
     uint64_t *lw; /* location words (gx_l2_locate_words); NULL in a pipeline */
     uint32_t n;
+    /* rep[0 .. n) written; 0: every entry without repeats (a split run's
+     * straight path writes no repeat column for batches without: the L2's
+     * batch run then counts inside its lookups) */
+    int has_rep;
     /* lw[0 .. n) written (the calling thread located them); 0: placed only,
      * the worker locates (gx_l2_run), lw not read */
     int located;
@@ -118,6 +128,25 @@ struct gx_tsim_par {
      * the one worker runs the lookups and the statistics, without hashing
      * again: the two threads' instructions about even (tsim_par_cols.c) */
     int placed;
+    /* --threads 2 on the L2's specialised path, split: two logical
+     * workers, w[0] a thread and w[PAR_SELF] run by the calling thread
+     * itself as it hands each batch over; the calling thread decodes,
+     * places and locates, routes each entry to its slice's owner, and runs
+     * its own slices' part of every batch (the share that balances the two:
+     * tsim_par.c, "split") */
+    int split;
+    /* a split's share (tsim_par.c, "balance"): level -1 the worker locates
+     * (the calling thread places only), 0 the calling thread locates, L >= 1
+     * it also owns slices 0 .. L-1 (owner[] PAR_SELF) and runs their part */
+    int level, level_max;
+    int lean;      /* batches in a row one side was behind: > 0 the worker, < 0 this thread */
+    int sweep;     /* testing (gx_tsim_par_sweep): a move every batch, up and down */
+    int sweep_dir;
+    uint64_t self_next;   /* the first batch (publishing number) whose PAR_SELF part has not run */
+    uint64_t mig_seq;     /* slice mig_slice is PAR_SELF's from batch mig_seq on (NO_MIG: none) */
+    uint32_t mig_slice;
+    uint64_t worker_done; /* batches w[0] has finished (under mu) */
+    uint32_t cols_dist;   /* entries between a column's addresses and its words (lw = pa + it) */
     uint64_t sector_mask;
     uint8_t *owner;  /* per slice: the worker of its group, NOT_MINE: another shard's */
     par_batch *cur;  /* the batch being filled */
@@ -126,6 +155,9 @@ struct gx_tsim_par {
     const gx_l2 *l2; /* the calling thread's: locates only */
     uint32_t frame_shift; /* 0: no frame memo (a page size not a power of two) */
     uint64_t memo_vfn[PAR_FRAME_MEMO], memo_frame[PAR_FRAME_MEMO];
+    /* the split path's memo of the same frames (gx_l2_locate_words_va
+     * translates as it locates; frame_shift != 0) */
+    gx_frame_memo fmemo;
     par_batch buf[PAR_BUFFERS];
     uint64_t filled; /* batches published */
     pthread_mutex_t mu;
@@ -149,6 +181,18 @@ static inline uint64_t frame_pa(struct gx_tsim_par *e, uint64_t va)
         e->memo_frame[j] = gx_vmem_pa(e->vm, va) & ~(((uint64_t)1 << e->frame_shift) - 1);
     }
     return e->memo_frame[j] | off;
+}
+
+/* The repeat column of pc, written from entry at on: the entries before
+ * it had none (zeros, once). */
+static inline uint32_t *reps_from(par_cols *pc, uint32_t at)
+{
+    if (!pc->has_rep) {
+        for (uint32_t i = 0; i < at; i++)
+            pc->rep[i] = 0;
+        pc->has_rep = 1;
+    }
+    return pc->rep + at;
 }
 
 /* tsim_par.c, for the column paths (tsim_par_cols.c) */
