@@ -375,7 +375,7 @@ static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
  * place advanced in its owner's (self[s] of its slice s: 1 the second
  * output), so each output's entries come out in order with no branch an
  * entry. One distance d for both outputs keeps three pointers live, not
- * four arrays and two counts (those spilled to the stack: 51 -> 44
+ * four arrays and two counts (those spilled to the stack: 51 -> 48
  * instructions an entry, callgrind, random 64 MiB binary). */
 static inline __attribute__((always_inline)) size_t
 run_locate_split_h(const gx_l2 *h, const uint64_t *va, gx_frame_memo *fm, const uint32_t *sm,

@@ -46,6 +46,8 @@
 #include "gpuxray/tsimpar.h"
 
 #include <math.h>
+#include <sched.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,11 +155,66 @@ static void run_part(par_worker *w, par_batch *b)
     run_cols(w, l2, c, at, c->n);
 }
 
+/* ---- waiting: a short spin first ----
+ * A thread that waits for the other one first polls for up to
+ * PAR_SPIN_NS (when the run has a CPU for each thread), then sleeps on the
+ * condition variable: a sleeping thread's wake-up costs tens of
+ * microseconds on a virtual machine (the host deschedules an idle vCPU),
+ * and a hand-over comes every few hundred. The polled fields are written
+ * with atomic stores (under the mutex as before). */
+#define PAR_SPIN_NS 50000
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Poll (up to PAR_SPIN_NS) until batch seq is published or the run stops. */
+static void spin_for_work(struct gx_tsim_par *e, uint64_t seq)
+{
+    if (!e->spin)
+        return;
+    const uint64_t t0 = now_ns();
+    for (uint32_t k = 1;; k++) {
+        if (__atomic_load_n(&e->filled, __ATOMIC_ACQUIRE) > seq ||
+            __atomic_load_n(&e->stop, __ATOMIC_ACQUIRE))
+            return;
+        cpu_relax();
+        if (!(k & 63) && now_ns() - t0 > PAR_SPIN_NS)
+            return;
+    }
+}
+
+/* Poll (up to PAR_SPIN_NS) until no worker runs batch b. */
+static void spin_for_done(struct gx_tsim_par *e, par_batch *b)
+{
+    if (!e->spin)
+        return;
+    const uint64_t t0 = now_ns();
+    for (uint32_t k = 1;; k++) {
+        if (!__atomic_load_n(&b->remaining, __ATOMIC_ACQUIRE))
+            return;
+        cpu_relax();
+        if (!(k & 63) && now_ns() - t0 > PAR_SPIN_NS)
+            return;
+    }
+}
+
 static void *worker_main(void *arg)
 {
     par_worker *w = arg;
     struct gx_tsim_par *e = w->e;
     for (uint64_t seq = 0;; seq++) {
+        spin_for_work(e, seq);
         pthread_mutex_lock(&e->mu);
         while (e->filled <= seq && !e->stop)
             pthread_cond_wait(&e->work, &e->mu);
@@ -169,7 +226,7 @@ static void *worker_main(void *arg)
         run_part(w, b);
         pthread_mutex_lock(&e->mu);
         e->worker_done = seq + 1;
-        if (--b->remaining == 0)
+        if (__atomic_sub_fetch(&b->remaining, 1, __ATOMIC_RELEASE) == 0)
             pthread_cond_signal(&e->done);
         pthread_mutex_unlock(&e->mu);
     }
@@ -322,16 +379,16 @@ par_batch *gx_par_next_batch(gx_tsim *s)
         return e->cur = b;
     }
     pthread_mutex_lock(&e->mu);
-    b->remaining = e->nw - (uint32_t)e->split; /* the threads' parts */
+    __atomic_store_n(&b->remaining, e->nw - (uint32_t)e->split, __ATOMIC_RELAXED);
     b->pending = 1;
-    e->filled++;
+    __atomic_store_n(&e->filled, e->filled + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&e->work);
-    if (e->split) { /* this thread's parts, while the worker runs its own */
-        pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->mu);
+    if (e->split) /* this thread's parts, while the worker runs its own */
         run_self_parts(e);
-        pthread_mutex_lock(&e->mu);
-    }
     par_batch *nb = &e->buf[e->filled % PAR_BUFFERS];
+    spin_for_done(e, nb);
+    pthread_mutex_lock(&e->mu);
     while (nb->remaining)
         pthread_cond_wait(&e->done, &e->mu);
     uint32_t queued = 0; /* batches published and not finished */
@@ -641,6 +698,12 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
         }
     }
     e->mig_seq = NO_MIG;
+    {   /* a CPU for the calling thread and each worker thread: poll first */
+        cpu_set_t cs;
+        const uint32_t need = 1 + e->nw - (uint32_t)e->split;
+        e->spin = e->threaded && sched_getaffinity(0, sizeof cs, &cs) == 0 &&
+                  (uint32_t)CPU_COUNT(&cs) >= need;
+    }
     e->level_max = (int)(s->slices / 4); /* a quarter of the slices at most */
     e->sweep_dir = 1;
     e->shard = shard;
@@ -722,7 +785,7 @@ static void stop_workers(struct gx_tsim_par *e)
     if (!e->sync_ok)
         return;
     pthread_mutex_lock(&e->mu);
-    e->stop = 1;
+    __atomic_store_n(&e->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&e->work);
     pthread_mutex_unlock(&e->mu);
     for (uint32_t k = 0; k < e->nw; k++)

@@ -151,6 +151,7 @@ struct gx_tsim_par {
     uint8_t *owner;  /* per slice: the worker of its group, NOT_MINE: another shard's */
     par_batch *cur;  /* the batch being filled */
     int nf, threaded, stop;
+    int spin; /* a CPU for each thread: a waiting thread polls first (tsim_par.c) */
     gx_vmem *vm;     /* the calling thread's: frames placed in trace order */
     const gx_l2 *l2; /* the calling thread's: locates only */
     uint32_t frame_shift; /* 0: no frame memo (a page size not a power of two) */
