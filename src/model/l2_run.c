@@ -328,6 +328,22 @@ static int run_pol_prand(const run_pol *pol)
     return pol->rand_on && !pol->rand_always && pol->rmask == UINT32_MAX;
 }
 
+/* The fields locate_s(fast) and a location word read, copied into a local
+ * (the stores of a locating pass may alias the L2's: reloaded each entry
+ * otherwise). */
+static inline __attribute__((always_inline)) void hash_fields(gx_l2 *h, const gx_l2 *l2)
+{
+    h->hbit0 = l2->hbit0;
+    h->htab = l2->htab;
+    h->slice_lut = l2->slice_lut;
+    h->set_lut = NULL;
+    h->set_mod = l2->set_mod;
+    h->set_mod_m = l2->set_mod_m;
+    h->n_hchunks = l2->n_hchunks;
+    h->slices = l2->slices;
+    h->sps = l2->sps;
+}
+
 /* The location words of n entries from h (run_locate's copy of the L2's
  * hash fields). */
 static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
@@ -412,15 +428,7 @@ run_locate_split_s(const gx_l2 *l2, const uint64_t *va, gx_frame_memo *fm, const
                    const uint8_t *self, size_t n, uint64_t *q0, uint64_t *q1, size_t d)
 {
     gx_l2 h; /* as run_locate_s: the fields in locals */
-    h.hbit0 = l2->hbit0;
-    h.htab = l2->htab;
-    h.slice_lut = l2->slice_lut;
-    h.set_lut = NULL;
-    h.set_mod = l2->set_mod;
-    h.set_mod_m = l2->set_mod_m;
-    h.n_hchunks = l2->n_hchunks;
-    h.slices = l2->slices;
-    h.sps = l2->sps;
+    hash_fields(&h, l2);
     if (h.slice_lut)
         return run_locate_split_h(&h, va, fm, sm, self, n, q0, q1, d);
     h.slice_lut = NULL;
@@ -468,15 +476,7 @@ static inline __attribute__((always_inline)) void run_locate_s(const gx_l2 *l2,
                                                               size_t n, const gx_l2_va *v)
 {
     gx_l2 h; /* the fields locate_s(fast) reads, and the word's */
-    h.hbit0 = l2->hbit0;
-    h.htab = l2->htab;
-    h.slice_lut = l2->slice_lut;
-    h.set_lut = NULL;
-    h.set_mod = l2->set_mod;
-    h.set_mod_m = l2->set_mod_m;
-    h.n_hchunks = l2->n_hchunks;
-    h.slices = l2->slices;
-    h.sps = l2->sps;
+    hash_fields(&h, l2);
     if (h.slice_lut) {
         if (v)
             run_locate_h(&h, pa, sm, w, n, v);
