@@ -11,8 +11,11 @@
 
 /* Sectors one worker takes from one batch at most: 16 Ki x 32 B = 512 KiB,
  * a host-L2-sized handful per worker, and some 4000 batches per 64 M
- * accesses (the hand-over's cost spread thin). */
+ * accesses (the hand-over's cost spread thin). A build may set another
+ * (-DPAR_BATCH_ITEMS=N, N >= 4 PAR_MIN_COLS / 2) to measure the trade. */
+#ifndef PAR_BATCH_ITEMS
 #define PAR_BATCH_ITEMS 16384
+#endif
 /* Entries a worker hands the L2's batch run at a time: what one thread's
  * memory system hands it (MEMSYS_RUN_CHUNK, memsys.c). The run picks its
  * way of counting from how many of a run's entries repeat an (SM, slice,
