@@ -12,7 +12,7 @@
 /* Sectors one worker takes from one batch at most: 16 Ki x 32 B = 512 KiB,
  * a host-L2-sized handful per worker, and some 4000 batches per 64 M
  * accesses (the hand-over's cost spread thin). A build may set another
- * (-DPAR_BATCH_ITEMS=N, N >= 4 PAR_MIN_COLS / 2) to measure the trade. */
+ * (-DPAR_BATCH_ITEMS=N) to measure the trade. */
 #ifndef PAR_BATCH_ITEMS
 #define PAR_BATCH_ITEMS 16384
 #endif
