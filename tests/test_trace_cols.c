@@ -46,6 +46,32 @@ static void mixed_trace(gx_trace *t)
     }
 }
 
+/* A trace of many SMs: nearly every record changes the SM (round robin
+ * over 8, the decoder's SM-change runs), 4-byte accesses at multiples of 4
+ * and some not (2 bytes on), writes, and runs where the SM stays. */
+static void sm_trace(gx_trace *t)
+{
+    gx_trace_init(t);
+    assert_int_equal(gx_trace_reserve(t, 20000, NULL), GX_OK);
+    uint64_t x = 777;
+    for (uint32_t i = 0; i < 20000; i++) {
+        gx_trace_rec r;
+        memset(&r, 0, sizeof r);
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const uint32_t kind = (uint32_t)(x >> 60); /* 0..15 */
+        r.size = 4;
+        r.sm = i % 8;
+        r.addr = ((x >> 8) & ((8u << 20) - 1)) & ~3ULL;
+        if (kind == 1)
+            r.addr += 2; /* not a multiple of the size */
+        if (kind == 2)
+            r.op = GX_TRACE_WRITE;
+        if (kind >= 12 && i) /* the SM of the record before, the next word */
+            r.sm = t->rec[i - 1].sm, r.addr = t->rec[i - 1].addr + 4;
+        t->rec[t->n++] = r;
+    }
+}
+
 static void same_stats(const gx_tsim *a, const gx_tsim *b)
 {
     gx_tsim_stats x, y;
@@ -221,7 +247,7 @@ static void test_cols_runs(void **state)
     gx_trace_free(&t);
 }
 
-static void check_profile(const char *profile, int skew)
+static void check_trace(const char *profile, int skew, void (*make)(gx_trace *))
 {
     gx_profile *p = NULL;
     gx_msg m;
@@ -229,7 +255,7 @@ static void check_profile(const char *profile, int skew)
         fail_msg("%s: %s", profile, m.text);
     p->tlb.present = 0; /* the L2's column paths (translation runs the general one) */
     gx_trace t;
-    mixed_trace(&t);
+    make(&t);
     const char *bin = gx_test_tmp("cols.bin"), *txt = gx_test_tmp("cols.txt");
     assert_int_equal(gx_trace_save(&t, bin, GX_TRACE_BINARY, &m), GX_OK);
     assert_int_equal(gx_trace_save(&t, txt, GX_TRACE_TEXT, &m), GX_OK);
@@ -252,6 +278,12 @@ static void check_profile(const char *profile, int skew)
     gx_tsim_free(rec);
     gx_trace_free(&t);
     gx_profile_free(p);
+}
+
+static void check_profile(const char *profile, int skew)
+{
+    check_trace(profile, skew, mixed_trace);
+    check_trace(profile, skew, sm_trace);
 }
 
 /* seed card: the L2's specialised path (PLRU, repeats without a lookup) */

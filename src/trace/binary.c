@@ -514,6 +514,59 @@ static void v2_sm_run(const gx_trace_reader *r, gx_trace_cols *c, const unsigned
     if (end - p < GX_V2_MAX_RECORD)
         return;
     const unsigned char *const plim = end - (GX_V2_MAX_RECORD - 1); /* p < plim: 64 bytes left */
+    if (fold && !(size & (size - 1))) {
+        /* Accesses of a power-of-two size at multiples of it (the common
+         * record: 4-byte reads of many SMs): each lies within its merge
+         * block and below 2^64 (no wrap or "wide" test), and the entry
+         * before, held in locals (its address and SM; lok: a record may
+         * fold into it), is not read back from the columns; the size
+         * column is filled once after the loop, the repeat column is the
+         * reader's zeros. Any other record goes to the loop below, which
+         * decides. Measured (callgrind, 1 M random 4-byte reads of 8 SMs):
+         * the decoder 69.0 -> 63.0 instructions an access, 199.0 -> 193.0 in all. */
+        const uint64_t amask = size - 1;
+        uint64_t la = k ? ca[k - 1] : 0;
+        unsigned lsm = k ? cs[k - 1] : 0;
+        int lok = k && cz[k - 1] == size && co[k - 1] <= GX_TRACE_ATOMIC &&
+                  (la & fit) + size - 1 <= fit;
+        const size_t k0 = k;
+        while (k < max && p < plim) {
+            const unsigned h = p[0], rl = v2_smx_len[h];
+            if (!rl || p[1] != V2_E_SM)
+                break;
+            const unsigned len = rl - 3, o = h >> 5;
+            const unsigned nsm = p[2 + len];
+            if (nsm >= smlim)
+                break;
+            uint64_t z;
+            memcpy(&z, p + 2, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            z = __builtin_bswap64(z);
+#endif
+            const uint64_t a = addr + unzigzag(z & v2_len_mask[len]);
+            if (a & amask)
+                break;
+            addr = a;
+            sm = nsm;
+            op = o;
+            p += rl;
+            recs++;
+            ops[o]++;
+            if (lok && (a ^ la) <= fit && nsm == lsm) {
+                cr[k - 1]++;
+                continue;
+            }
+            ca[k] = a;
+            cs[k] = nsm;
+            co[k] = (uint8_t)o;
+            k++;
+            la = a;
+            lsm = nsm;
+            lok = 1;
+        }
+        for (size_t i = k0; i < k; i++)
+            cz[i] = (uint16_t)size;
+    }
     while (k < max && p < plim) {
         const unsigned h = p[0], rl = v2_smx_len[h];
         if (!rl || p[1] != V2_E_SM)
