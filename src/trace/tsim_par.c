@@ -223,7 +223,10 @@ static void *worker_main(void *arg)
         if (!go)
             return NULL;
         par_batch *b = &e->buf[seq % PAR_BUFFERS];
+        const uint64_t t0 = e->split ? now_ns() : 0;
         run_part(w, b);
+        if (e->split)
+            b->work_ns = now_ns() - t0;
         pthread_mutex_lock(&e->mu);
         e->worker_done = seq + 1;
         if (__atomic_sub_fetch(&b->remaining, 1, __ATOMIC_RELEASE) == 0)
@@ -281,11 +284,14 @@ static void reclaim(gx_tsim *s, par_batch *b)
 /* ---- a split's balance ----
  * Two threads, one of them the calling thread, whose own work (decoding,
  * placing, locating) depends on the trace: the share that keeps both busy
- * is found as the run goes. At each hand-over the batches still queued for
- * the worker say who is behind (>= PAR_LOCATE_QUEUED of PAR_BUFFERS: the
- * worker); PAR_LEAN hand-overs in a row with the same side behind move the
- * level one step towards the other: -1 the worker locates, 0 the calling
- * thread locates, L >= 1 it also owns slices 0 .. L-1. A slice moves with
+ * is found as the run goes. Each thread times its work on each batch (the
+ * calling thread filling it and running its PAR_SELF part, the worker its
+ * part); over every PAR_LEAN finished batches, the side whose time is more
+ * than 1/PAR_MARGIN above the other's gives the other one step: levels -1
+ * the worker locates, 0 the calling thread locates, L >= 1 it also owns
+ * slices 0 .. L-1. (Measured by time, not by who waited: the batches queued
+ * at a hand-over swing with the last batch, and a split moved up and down
+ * around the even point at every few batches.) A slice moves with
  * its state (gx_l2_copy_slice), so every level gives the same statistics:
  * - to the worker (L down): once every PAR_SELF part has run, the calling
  *   thread's copy of the slice is final and the worker, which has no entry
@@ -312,7 +318,10 @@ static void run_self_parts(struct gx_tsim_par *e)
                                    e->mig_slice);
             e->mig_seq = NO_MIG;
         }
-        run_part(&e->w[PAR_SELF], &e->buf[e->self_next % PAR_BUFFERS]);
+        par_batch *b = &e->buf[e->self_next % PAR_BUFFERS];
+        const uint64_t t0 = now_ns();
+        run_part(&e->w[PAR_SELF], b);
+        b->fill_ns += now_ns() - t0; /* this thread's time on the batch */
         e->self_next++;
     }
 }
@@ -350,9 +359,9 @@ static int level_down(struct gx_tsim_par *e)
     return 1;
 }
 
-/* The level of the batch filled next, from the batches queued for the
- * worker at this hand-over. */
-static void balance(struct gx_tsim_par *e, uint32_t queued)
+/* The level of the batch filled next, from the two threads' times on the
+ * batch that finished at this hand-over (done; NULL: none did). */
+static void balance(struct gx_tsim_par *e, const par_batch *done)
 {
     if (e->sweep) { /* every level, up and down, a move every batch */
         if (!(e->sweep_dir > 0 ? level_up(e) : level_down(e))) {
@@ -361,10 +370,15 @@ static void balance(struct gx_tsim_par *e, uint32_t queued)
         }
         return;
     }
-    const int behind = queued >= PAR_LOCATE_QUEUED ? 1 : -1; /* 1: the worker */
-    e->lean = (e->lean > 0) == (behind > 0) ? e->lean + behind : behind;
-    if (e->lean >= PAR_LEAN ? level_up(e) : e->lean <= -PAR_LEAN ? level_down(e) : 0)
-        e->lean = 0;
+    if (!done) /* no batch finished at this hand-over */
+        return;
+    e->sum_fill += done->fill_ns;
+    e->sum_work += done->work_ns;
+    if (++e->n_sum < PAR_LEAN)
+        return;
+    const uint64_t c = e->sum_fill, w = e->sum_work;
+    if (w > c + c / PAR_MARGIN ? level_up(e) : c > w + w / PAR_MARGIN ? level_down(e) : 1)
+        e->sum_fill = e->sum_work = e->n_sum = 0; /* moved, or even: a fresh count */
 }
 
 /* Hand the batch being filled to the workers (or run it here, one worker)
@@ -378,6 +392,8 @@ par_batch *gx_par_next_batch(gx_tsim *s)
         reclaim(s, b);
         return e->cur = b;
     }
+    if (e->split)
+        b->fill_ns += now_ns() - e->fill_t0;
     pthread_mutex_lock(&e->mu);
     __atomic_store_n(&b->remaining, e->nw - (uint32_t)e->split, __ATOMIC_RELAXED);
     b->pending = 1;
@@ -395,17 +411,20 @@ par_batch *gx_par_next_batch(gx_tsim *s)
     for (int k = 0; k < PAR_BUFFERS; k++)
         queued += e->buf[k].remaining != 0;
     pthread_mutex_unlock(&e->mu);
-    if (nb->pending) {
-        if (e->split) /* its PAR_SELF part first (the worker is past it) */
-            run_self_parts(e);
-        reclaim(s, nb);
+    int was_pending = nb->pending;
+    if (nb->pending && e->split) /* its PAR_SELF part first (the worker is past it) */
+        run_self_parts(e);
+    if (e->split) { /* the next batch's filling starts: balance on the one finished */
+        e->fill_t0 = now_ns();
+        balance(e, was_pending ? nb : NULL);
+        nb->fill_ns = nb->work_ns = 0;
     }
+    if (nb->pending)
+        reclaim(s, nb);
     if (e->placed) /* who locates this batch: the side with time to spare */
         nb->cols[0].located = queued >= PAR_LOCATE_QUEUED;
-    if (e->split) {
-        balance(e, queued);
+    if (e->split)
         nb->cols[0].located = e->level >= 0;
-    }
     return e->cur = nb;
 }
 
@@ -698,6 +717,7 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
         }
     }
     e->mig_seq = NO_MIG;
+    e->fill_t0 = now_ns();
     {   /* a CPU for the calling thread and each worker thread: poll first */
         cpu_set_t cs;
         const uint32_t need = 1 + e->nw - (uint32_t)e->split;

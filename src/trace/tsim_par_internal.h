@@ -52,9 +52,11 @@ enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
 #define PAR_FRAME_MEMO 64
 /* The worker a split run's calling thread runs itself (the thread is w[0]). */
 #define PAR_SELF 1
-/* A split's balance moves after this many batches in a row with the same
- * side behind (tsim_par.c, "balance"). */
+/* A split's balance decides after this many finished batches, and moves
+ * when one side's time exceeds the other's by more than 1/PAR_MARGIN
+ * (tsim_par.c, "balance"). */
 #define PAR_LEAN 4
+#define PAR_MARGIN 10
 #define NO_MIG UINT64_MAX
 
 /* One sector of an access of several sectors, in trace order, read by its
@@ -108,6 +110,9 @@ typedef struct par_batch {
     uint32_t nspan;
     uint32_t remaining; /* workers still running it */
     int pending;        /* published, not yet reclaimed */
+    /* a split's balance: the nanoseconds the calling thread spent filling
+     * it and running its PAR_SELF part, and the worker running its part */
+    uint64_t fill_ns, work_ns;
 } par_batch;
 
 typedef struct par_worker {
@@ -142,7 +147,9 @@ struct gx_tsim_par {
      * (the calling thread places only), 0 the calling thread locates, L >= 1
      * it also owns slices 0 .. L-1 (owner[] PAR_SELF) and runs their part */
     int level, level_max;
-    int lean;      /* batches in a row one side was behind: > 0 the worker, < 0 this thread */
+    uint64_t fill_t0;          /* when the calling thread started filling the current batch */
+    uint64_t sum_fill, sum_work; /* of the batches reclaimed since the last decision */
+    uint32_t n_sum;
     int sweep;     /* testing (gx_tsim_par_sweep): a move every batch, up and down */
     int sweep_dir;
     uint64_t self_next;   /* the first batch (publishing number) whose PAR_SELF part has not run */
