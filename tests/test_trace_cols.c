@@ -11,65 +11,73 @@
 #include "gpuxray/trace.h"
 #include "testutil.h"
 
-/* A mixed trace: runs of 4-byte reads (repeats of sectors), writes and
- * atomics, multi-sector and unaligned accesses, several SMs (one beyond
- * sm_count, folded), shared records, random addresses. */
-static void mixed_trace(gx_trace *t)
+/* A trace of 20000 records, each a 4-byte read of SM 0 that fill(t, i, x,
+ * &r) then changes (x: a fresh pseudo-random word a record). */
+static void build_trace(gx_trace *t, uint64_t x,
+                        void (*fill)(const gx_trace *t, uint32_t i, uint64_t x, gx_trace_rec *r))
 {
     gx_trace_init(t);
     assert_int_equal(gx_trace_reserve(t, 20000, NULL), GX_OK);
-    uint64_t x = 12345;
     for (uint32_t i = 0; i < 20000; i++) {
         gx_trace_rec r;
         memset(&r, 0, sizeof r);
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        uint32_t kind = (uint32_t)(x >> 58); /* 1..8 special: 1 in 8 records */
         r.size = 4;
-        r.addr = 0x100000 + 4ULL * i;
-        if (kind == 1)
-            r.addr = (x >> 8) & ((64u << 20) - 1);
-        if (kind == 2)
-            r.size = 64; /* multi-sector */
-        if (kind == 3)
-            r.addr += 30; /* crosses a sector */
-        if (kind == 4)
-            r.op = GX_TRACE_WRITE;
-        if (kind == 5)
-            r.op = GX_TRACE_ATOMIC;
-        if (kind == 6)
-            r.op = GX_TRACE_SHARED_READ, r.addr = i % 4096, r.lane = (uint8_t)(i % 32);
-        if (kind == 7)
-            r.sm = 3;
-        if (kind == 8)
-            r.sm = 200; /* beyond both profiles' SMs: folded */
+        fill(t, i, x, &r);
         t->rec[t->n++] = r;
     }
+}
+
+/* A mixed trace: runs of 4-byte reads (repeats of sectors), writes and
+ * atomics, multi-sector and unaligned accesses, several SMs (one beyond
+ * sm_count, folded), shared records, random addresses. */
+static void mixed_rec(const gx_trace *t, uint32_t i, uint64_t x, gx_trace_rec *r)
+{
+    (void)t;
+    const uint32_t kind = (uint32_t)(x >> 58); /* 1..8 special: 1 in 8 records */
+    r->addr = 0x100000 + 4ULL * i;
+    if (kind == 1)
+        r->addr = (x >> 8) & ((64u << 20) - 1);
+    if (kind == 2)
+        r->size = 64; /* multi-sector */
+    if (kind == 3)
+        r->addr += 30; /* crosses a sector */
+    if (kind == 4)
+        r->op = GX_TRACE_WRITE;
+    if (kind == 5)
+        r->op = GX_TRACE_ATOMIC;
+    if (kind == 6)
+        r->op = GX_TRACE_SHARED_READ, r->addr = i % 4096, r->lane = (uint8_t)(i % 32);
+    if (kind == 7)
+        r->sm = 3;
+    if (kind == 8)
+        r->sm = 200; /* beyond both profiles' SMs: folded */
+}
+
+static void mixed_trace(gx_trace *t)
+{
+    build_trace(t, 12345, mixed_rec);
 }
 
 /* A trace of many SMs: nearly every record changes the SM (round robin
  * over 8, the decoder's SM-change runs), 4-byte accesses at multiples of 4
  * and some not (2 bytes on), writes, and runs where the SM stays. */
+static void sm_rec(const gx_trace *t, uint32_t i, uint64_t x, gx_trace_rec *r)
+{
+    const uint32_t kind = (uint32_t)(x >> 60); /* 0..15 */
+    r->sm = i % 8;
+    r->addr = ((x >> 8) & ((8u << 20) - 1)) & ~3ULL;
+    if (kind == 1)
+        r->addr += 2; /* not a multiple of the size */
+    if (kind == 2)
+        r->op = GX_TRACE_WRITE;
+    if (kind >= 12 && i) /* the SM of the record before, the next word */
+        r->sm = t->rec[i - 1].sm, r->addr = t->rec[i - 1].addr + 4;
+}
+
 static void sm_trace(gx_trace *t)
 {
-    gx_trace_init(t);
-    assert_int_equal(gx_trace_reserve(t, 20000, NULL), GX_OK);
-    uint64_t x = 777;
-    for (uint32_t i = 0; i < 20000; i++) {
-        gx_trace_rec r;
-        memset(&r, 0, sizeof r);
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        const uint32_t kind = (uint32_t)(x >> 60); /* 0..15 */
-        r.size = 4;
-        r.sm = i % 8;
-        r.addr = ((x >> 8) & ((8u << 20) - 1)) & ~3ULL;
-        if (kind == 1)
-            r.addr += 2; /* not a multiple of the size */
-        if (kind == 2)
-            r.op = GX_TRACE_WRITE;
-        if (kind >= 12 && i) /* the SM of the record before, the next word */
-            r.sm = t->rec[i - 1].sm, r.addr = t->rec[i - 1].addr + 4;
-        t->rec[t->n++] = r;
-    }
+    build_trace(t, 777, sm_rec);
 }
 
 static void same_stats(const gx_tsim *a, const gx_tsim *b)
