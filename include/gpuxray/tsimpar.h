@@ -53,14 +53,6 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
 int gx_tsim_par_finish(gx_tsim *s, gx_msg *msg);
 /* Worker threads of the split run (0: not split). */
 uint32_t gx_tsim_par_threads(const gx_tsim *s);
-/* Before the first access of a split run: its input decodes slowly (text,
- * Accel-Sim: the decoding costs about what the model does), so a run of
- * one worker in the placed form (pages not a power of two) is a pipeline
- * (the calling thread only decodes; the worker places, locates and runs)
- * instead of the calling thread placing and locating too. A split (the
- * specialised path) balances itself instead (tsim_par.c). Speed only: the
- * statistics are the same. No-op otherwise. */
-void gx_tsim_par_slow_input(gx_tsim *s);
 
 /* Testing: right after gx_tsim_par_start, a split of two threads on the
  * L2's specialised path changes its share (the balance of tsim_par.c) at

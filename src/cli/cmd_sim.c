@@ -150,9 +150,6 @@ static int run_stream_cols(gx_tsim *sim, gx_trace_reader *rd, uint64_t *n, doubl
     if (gx_trace_cols_init(&c, SIM_BATCH) != GX_OK)
         return gx_fail(msg, GX_ENOMEM, "out of memory");
     c.merge_bytes = gx_tsim_merge_bytes(sim);
-    const gx_trace_format f = gx_trace_reader_format(rd);
-    if (f == GX_TRACE_TEXT || f == GX_TRACE_ACCELSIM)
-        gx_tsim_par_slow_input(sim); /* the placed form: a pipeline (tsimpar.h) */
     int rc;
     for (;;) {
         double t = gx_monotonic_seconds();

@@ -26,15 +26,12 @@
  *   thread locates and the worker runs every lookup, at L >= 1 the calling
  *   thread also owns slices 0 .. L-1 (misses: the worker is the slower
  *   side), each slice moving between the two L2 copies with its state
- *   (gx_l2_copy_slice). With slow input (text, Accel-Sim:
- *   gx_tsim_par_slow_input) it is a pipeline: the calling thread only
- *   decodes and hands over virtual addresses; the worker's memory system
- *   places the frames and runs everything (gx_memsys_run_off), seeing the
- *   whole trace in order as one thread's would. The column paths:
- *   tsim_par_cols.c. Pages of a size that is not a power of two (no frame
- *   memo) keep the older "placed" form: the calling thread places and
- *   locates, locating going to the worker when it has fewer than
- *   PAR_LOCATE_QUEUED batches queued.
+ *   (gx_l2_copy_slice); text and Accel-Sim input the same way (their
+ *   decoding sends the split to level -1). On any other L2 it is a
+ *   pipeline: the calling thread only decodes and hands over virtual
+ *   addresses; the worker's memory system places the frames and runs
+ *   everything (gx_memsys_run_off), seeing the whole trace in order as one
+ *   thread's would. The column paths: tsim_par_cols.c.
  * - Each worker has its own copy of the L2 (its statistics, its sets: it
  *   touches only its groups'), so no two threads write the same memory but
  *   a batch's per-access slots (part[]).
@@ -407,9 +404,6 @@ par_batch *gx_par_next_batch(gx_tsim *s)
     pthread_mutex_lock(&e->mu);
     while (nb->remaining)
         pthread_cond_wait(&e->done, &e->mu);
-    uint32_t queued = 0; /* batches published and not finished */
-    for (int k = 0; k < PAR_BUFFERS; k++)
-        queued += e->buf[k].remaining != 0;
     pthread_mutex_unlock(&e->mu);
     int was_pending = nb->pending;
     if (nb->pending && e->split) /* its PAR_SELF part first (the worker is past it) */
@@ -421,21 +415,19 @@ par_batch *gx_par_next_batch(gx_tsim *s)
     }
     if (nb->pending)
         reclaim(s, nb);
-    if (e->placed) /* who locates this batch: the side with time to spare */
-        nb->cols[0].located = queued >= PAR_LOCATE_QUEUED;
     if (e->split)
         nb->cols[0].located = e->level >= 0;
     return e->cur = nb;
 }
 
-/* The split path's frame memo's miss (gx_frame_memo, l2.h): va's frame,
- * placed in trace order by the calling thread's memory system. */
+/* The frame memo's miss (gx_frame_memo, l2.h): va's frame, placed in trace
+ * order by the calling thread's memory system. */
 static void fmemo_fill(gx_frame_memo *m, uint64_t va)
 {
-    struct gx_tsim_par *e = m->ctx;
+    const struct gx_tsim_par *e = m->ctx;
     const uint64_t vfn = va >> m->shift, base = va & ~(((uint64_t)1 << m->shift) - 1);
     m->tag[vfn & (GX_FRAME_MEMO - 1)] = vfn;
-    m->delta[vfn & (GX_FRAME_MEMO - 1)] = (frame_pa(e, base)) - base;
+    m->delta[vfn & (GX_FRAME_MEMO - 1)] = gx_vmem_pa(e->vm, base) - base;
 }
 
 static uint32_t group_of(const struct gx_tsim_par *e, uint32_t slice)
@@ -705,16 +697,11 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     e->threaded = threads > 1; /* --threads 1: the calling thread runs the L2 too */
     e->pipe = e->threaded && e->nw == 1 && shards == 1;
     /* on the L2's specialised path the calling thread places and locates
-     * too, and with pages of a power of two (the frame memo) runs a share of
-     * the slices: a split */
+     * too, and runs a share of the slices: a split */
     if (e->pipe && gx_l2_words_hold_sets(gx_memsys_l2(s->ms))) {
         e->pipe = 0;
-        if (s->page_bytes && !(s->page_bytes & (s->page_bytes - 1))) {
-            e->split = 1;
-            e->nw = 2;
-        } else {
-            e->placed = 1;
-        }
+        e->split = 1;
+        e->nw = 2;
     }
     e->mig_seq = NO_MIG;
     e->fill_t0 = now_ns();
@@ -736,15 +723,12 @@ int gx_tsim_par_start(gx_tsim *s, const gx_profile *p, uint32_t threads, uint32_
     if (e->cols_cap < PAR_MIN_COLS)
         e->cols_cap = PAR_MIN_COLS;
     e->cols_dist = e->cols_cap;
-    if (s->page_bytes && !(s->page_bytes & (s->page_bytes - 1)))
-        e->frame_shift = (uint32_t)__builtin_ctzll(s->page_bytes);
-    for (uint64_t j = 0; j < PAR_FRAME_MEMO; j++)
-        e->memo_vfn[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
-    e->fmemo.shift = e->frame_shift;
+    /* pages of a power of two: gx_memsys_new checked it */
+    e->fmemo.shift = (uint32_t)__builtin_ctzll(s->page_bytes);
     e->fmemo.miss = fmemo_fill;
     e->fmemo.ctx = e;
     for (uint64_t j = 0; j < GX_FRAME_MEMO; j++)
-        e->fmemo.tag[j] = j ^ 1;
+        e->fmemo.tag[j] = j ^ 1; /* never matched: a VFN in slot j ends in j */
     e->vm = gx_memsys_vmem(s->ms);
     e->l2 = gx_memsys_l2(s->ms);
     s->ext->shard = shard;
@@ -781,17 +765,6 @@ void gx_tsim_par_sweep(gx_tsim *s)
     e->sweep = 1;
     e->cols_cap = PAR_MIN_COLS / 4; /* short batches: many moves */
     e->level_max = e->level_max < 3 ? e->level_max : 3;
-}
-
-void gx_tsim_par_slow_input(gx_tsim *s)
-{
-    struct gx_tsim_par *e = s->par;
-    /* a split balances itself (level -1: the worker locates), so only the
-     * placed form turns into a pipeline */
-    if (!e || !e->placed || e->filled || e->acc_index || e->cur->n || e->cur->cols[0].n)
-        return;
-    e->placed = 0; /* the worker's memory system places the frames (trace order) */
-    e->pipe = 1;
 }
 
 uint32_t gx_tsim_par_threads(const gx_tsim *s)

@@ -2,10 +2,10 @@
  * tsim_par.c): the reader's column batches handed to the workers. A
  * pipeline copies virtual addresses; otherwise the calling thread places
  * the frames of a chunk of one-sector entries (trace order), locates them
- * in one pass (gx_l2_locate_words: the words carry the set and the latency
- * table's row too, so a worker does not hash again) and routes each to its
- * slice group's worker; one worker (placed) takes them all, written
- * straight into its columns.
+ * (gx_l2_locate_words: the words carry the set and the latency table's row
+ * too, so a worker does not hash again) and routes each to its slice
+ * group's worker; a split of two threads (split_cols) does all three in
+ * one pass, at the share its balance sets.
  *
  * Models: the same as tsim.c, sector for sector (tsim_par.c's notes): the
  * frames placed in trace order by one memory system, each sector's L2
@@ -19,7 +19,7 @@
 /* One-sector entries placed and located at a time (8 KiB of each column:
  * they stay in the host's L1 between the passes). */
 #define ROUTE_CHUNK 512
-/* The same for a placed run, straight into the worker's columns (16 KiB
+/* The same for a split's pass that writes straight into the columns (16 KiB
  * of addresses) */
 #define SPLIT_CHUNK 2048
 
@@ -81,59 +81,11 @@ static void pipe_cols(gx_tsim *s, const gx_trace_cols *c)
     }
 }
 
-/* The places of va[0 .. k) into pa (frame_pa with the memo in locals). */
+/* The places of va[0 .. k) into pa (frame_pa: in trace order). */
 static void place_chunk(struct gx_tsim_par *e, const uint64_t *va, uint64_t *pa, size_t k)
 {
-    const uint32_t sh = e->frame_shift;
-    if (!sh) {
-        for (size_t q = 0; q < k; q++)
-            pa[q] = gx_vmem_pa(e->vm, va[q]);
-        return;
-    }
-    const uint64_t om = ((uint64_t)1 << sh) - 1;
-    uint64_t *const mv = e->memo_vfn, *const mf = e->memo_frame;
-    for (size_t q = 0; q < k; q++) {
-        const uint64_t v = va[q], vfn = v >> sh;
-        const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
-        if (__builtin_expect(mv[j] != vfn, 0)) {
-            mv[j] = vfn;
-            mf[j] = gx_vmem_pa(e->vm, v) & ~om;
-        }
-        pa[q] = mf[j] | (v & om);
-    }
-}
-
-/* The one-sector global entries at the start of va[0 .. lim) (op, SM
- * below smc, within one sector) placed into pa, in one pass with their
- * scan; returns how many. */
-static size_t scan_place(struct gx_tsim_par *e, const uint64_t *va, const uint8_t *op,
-                         const uint32_t *sm, const uint16_t *size, uint32_t smc, size_t lim,
-                         uint64_t *pa)
-{
-    const uint64_t smask = e->sector_mask, sec = smask + 1;
-    const uint32_t sh = e->frame_shift;
-    size_t k = 0;
-    if (!sh) {
-        for (; k < lim && op[k] <= GX_TRACE_ATOMIC && sm[k] < smc && (va[k] & smask) + size[k] <= sec;
-             k++)
-            pa[k] = gx_vmem_pa(e->vm, va[k]);
-        return k;
-    }
-    const uint64_t om = ((uint64_t)1 << sh) - 1;
-    uint64_t *const mv = e->memo_vfn, *const mf = e->memo_frame;
-    for (; k < lim; k++) {
-        const uint64_t v = va[k];
-        if (op[k] > GX_TRACE_ATOMIC || sm[k] >= smc || (v & smask) + size[k] > sec)
-            break;
-        const uint64_t vfn = v >> sh;
-        const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
-        if (__builtin_expect(mv[j] != vfn, 0)) {
-            mv[j] = vfn;
-            mf[j] = gx_vmem_pa(e->vm, v) & ~om;
-        }
-        pa[k] = mf[j] | (v & om);
-    }
-    return k;
+    for (size_t q = 0; q < k; q++)
+        pa[q] = frame_pa(e, va[q]);
 }
 
 /* One-sector global entries of a column batch placed, located and
@@ -275,7 +227,7 @@ static int split_cols(gx_tsim *s, const gx_trace_cols *c)
         if (e->level < 1) { /* every entry the worker's */
             if (e->level < 0) { /* placed; the worker locates (its SMs) */
                 for (size_t q = 0; q < k; q++)
-                    c0->pa[n0 + q] = gx_frame_pa(&e->fmemo, va[q]);
+                    c0->pa[n0 + q] = frame_pa(e, va[q]);
                 memcpy(c0->sm + n0, sm, k * sizeof *sm);
             } else {
                 gx_l2_locate_words_va(e->l2, va, c0->pa + n0, &e->fmemo, sm, c0->lw + n0, k);
@@ -300,44 +252,6 @@ static int split_cols(gx_tsim *s, const gx_trace_cols *c)
     return 1;
 }
 
-/* One worker's column batch (placed): a chunk of one-sector entries
- * placed and located straight into the worker's columns, the SMs and
- * repeats copied; the rest one by one. */
-static void placed_cols(gx_tsim *s, const gx_trace_cols *c)
-{
-    struct gx_tsim_par *e = s->par;
-    const uint32_t smc = s->sm_count;
-    const uint64_t *addr = c->addr;
-    const uint32_t *csm = c->sm, *crep = c->rep;
-    const uint16_t *size = c->size;
-    const uint8_t *op = c->op;
-    const size_t n = c->n;
-    size_t i = 0, jr = 0;
-    while (i < n) {
-        par_batch *b = e->cur;
-        par_cols *wc = &b->cols[0];
-        const uint32_t room = e->cols_cap - wc->n;
-        if (!room) {
-            (void)gx_par_next_batch(s);
-            continue;
-        }
-        size_t lim = n - i < room ? n - i : room;
-        lim = lim < SPLIT_CHUNK ? lim : SPLIT_CHUNK;
-        const uint32_t at = wc->n;
-        uint64_t *const pa = wc->pa + at, *const lw = wc->lw + at;
-        uint32_t *const sm = wc->sm + at, *const rep = wc->rep + at;
-        const size_t k = scan_place(e, addr + i, op + i, csm + i, size + i, smc, lim, pa);
-        memcpy(sm, csm + i, k * sizeof *sm);
-        if (wc->located) /* else the worker locates (tsim_par.c: PAR_LOCATE_QUEUED) */
-            gx_l2_locate_words(e->l2, pa, sm, lw, k);
-        memcpy(rep, crep + i, k * sizeof *rep);
-        wc->n = at + (uint32_t)k; /* (acc_index: read by spans across shards only) */
-        i += k;
-        if (i < n && k < room)
-            put_col_entry(s, c, i++, &jr);
-    }
-}
-
 /* A column batch (one shard: every access is this run's, so the batch's
  * counts are taken whole, as gx_tsim_run_cols does). */
 void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
@@ -345,8 +259,6 @@ void gx_tsim_par_run_cols(gx_tsim *s, const gx_trace_cols *c)
     struct gx_tsim_par *e = s->par;
     if (e->pipe)
         pipe_cols(s, c);
-    else if (e->placed)
-        placed_cols(s, c);
     else if (!e->split || !split_cols(s, c))
         route_cols(s, c);
     for (int k = 0; k < 3; k++)

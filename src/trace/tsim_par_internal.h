@@ -27,13 +27,6 @@
 #define PAR_RUN_CHUNK 4096
 /* Batches in flight: the calling thread fills one while workers run others. */
 #define PAR_BUFFERS 4
-/* Placed: the calling thread locates the batch it starts when at least
- * this many batches wait for the worker or run (the worker is the slower
- * side: misses), and leaves locating to the worker when fewer do (the
- * calling thread is the slower side: hits, whose lookups cost the worker
- * less); the queue then stays between empty and full, neither thread
- * waiting. Half the ring: as far from both ends as it can be. */
-#define PAR_LOCATE_QUEUED (PAR_BUFFERS / 2)
 /* Accesses split between workers in one batch at most (a batch closes
  * early when they run out). */
 #define PAR_SPANS 4096
@@ -46,10 +39,6 @@
 enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
 #define NOT_MINE 0xff /* owner[] of a slice of another shard (workers <= 64) */
 #define NO_SPAN UINT32_MAX
-/* Frames remembered by the calling thread (VA page -> frame, direct
- * mapped; a power of two): consecutive accesses mostly share pages, and a
- * remembered frame is the one gx_vmem_pa placed on the page's first touch. */
-#define PAR_FRAME_MEMO 64
 /* The worker a split run's calling thread runs itself (the thread is w[0]). */
 #define PAR_SELF 1
 /* A split's balance decides after this many finished batches, and moves
@@ -88,7 +77,7 @@ typedef struct par_span {
 typedef struct par_cols {
     uint64_t *pa;
     uint32_t *sm, *rep;
-    uint64_t *lw; /* location words (gx_l2_locate_words); NULL in a pipeline */
+    uint64_t *lw; /* location words (gx_l2_locate_words); unread in a pipeline */
     uint32_t n;
     /* rep[0 .. n) written; 0: every entry without repeats (a split run's
      * straight path writes no repeat column for batches without: the L2's
@@ -131,11 +120,6 @@ struct gx_tsim_par {
      * memory system sees the whole trace in order, as one thread's would),
      * so the trace's reading and the model overlap on two cores. */
     int pipe;
-    /* --threads 2 on the L2's specialised path (not a pipeline): the
-     * calling thread decodes, places frames and locates (location words);
-     * the one worker runs the lookups and the statistics, without hashing
-     * again: the two threads' instructions about even (tsim_par_cols.c) */
-    int placed;
     /* --threads 2 on the L2's specialised path, split: two logical
      * workers, w[0] a thread and w[PAR_SELF] run by the calling thread
      * itself as it hands each batch over; the calling thread decodes,
@@ -164,10 +148,10 @@ struct gx_tsim_par {
     int spin; /* a CPU for each thread: a waiting thread polls first (tsim_par.c) */
     gx_vmem *vm;     /* the calling thread's: frames placed in trace order */
     const gx_l2 *l2; /* the calling thread's: locates only */
-    uint32_t frame_shift; /* 0: no frame memo (a page size not a power of two) */
-    uint64_t memo_vfn[PAR_FRAME_MEMO], memo_frame[PAR_FRAME_MEMO];
-    /* the split path's memo of the same frames (gx_l2_locate_words_va
-     * translates as it locates; frame_shift != 0) */
+    /* frames remembered (VA page -> frame, direct mapped, gx_frame_memo):
+     * consecutive accesses mostly share pages, and a remembered frame is
+     * the one gx_vmem_pa placed on the page's first touch;
+     * gx_l2_locate_words_va translates through it as it locates */
     gx_frame_memo fmemo;
     par_batch buf[PAR_BUFFERS];
     uint64_t filled; /* batches published */
@@ -183,15 +167,7 @@ struct gx_tsim_par {
  * the same frame gx_vmem_pa gives every later access of the page). */
 static inline uint64_t frame_pa(struct gx_tsim_par *e, uint64_t va)
 {
-    if (!e->frame_shift)
-        return gx_vmem_pa(e->vm, va);
-    const uint64_t vfn = va >> e->frame_shift, off = va & (((uint64_t)1 << e->frame_shift) - 1);
-    const uint32_t j = (uint32_t)vfn & (PAR_FRAME_MEMO - 1);
-    if (__builtin_expect(e->memo_vfn[j] != vfn, 0)) {
-        e->memo_vfn[j] = vfn;
-        e->memo_frame[j] = gx_vmem_pa(e->vm, va) & ~(((uint64_t)1 << e->frame_shift) - 1);
-    }
-    return e->memo_frame[j] | off;
+    return gx_frame_pa(&e->fmemo, va);
 }
 
 /* The repeat column of pc, written from entry at on: the entries before
