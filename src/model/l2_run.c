@@ -344,6 +344,31 @@ static inline __attribute__((always_inline)) void hash_fields(gx_l2 *h, const gx
     h->sps = l2->sps;
 }
 
+/* The PA of va by the memo fm of shift fsh (gx_frame_pa, the shift in the
+ * caller's local: a locating pass's stores may alias the memo's). */
+static inline __attribute__((always_inline)) uint64_t memo_pa(gx_frame_memo *fm, uint32_t fsh,
+                                                             uint64_t va)
+{
+    const uint64_t vfn = va >> fsh;
+    const uint32_t i = (uint32_t)vfn & (GX_FRAME_MEMO - 1);
+    if (__builtin_expect(fm->tag[i] != vfn, 0))
+        fm->miss(fm, va);
+    return va + fm->delta[i];
+}
+
+/* The location word of p from SM sm by the hash fields h (RUN_LOC_ words;
+ * smk, sk, mm, db: the constants of run_locate_h), its home slice in *s. */
+static inline __attribute__((always_inline)) uint64_t loc_word(const gx_l2 *h, uint64_t p,
+                                                              uint32_t sm, uint64_t smk,
+                                                              uint64_t sk, uint64_t mm,
+                                                              uint64_t db, uint32_t *s)
+{
+    const uint64_t b = locate_bits(h, p, 1);
+    const uint32_t sb = (uint32_t)b, kb = (uint32_t)(b >> 32);
+    *s = h->slice_lut ? h->slice_lut[sb] : sb;
+    return sm * smk + *s * sk + (uint64_t)(((unsigned __int128)(mm * kb) * db) >> 64);
+}
+
 /* The location words of n entries from h (run_locate's copy of the L2's
  * hash fields). */
 static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
@@ -369,19 +394,13 @@ static inline __attribute__((always_inline)) void run_locate_h(const gx_l2 *h,
     for (size_t j = 0; j < n; j++) {
         uint64_t p;
         if (v) {
-            const uint64_t a = va[j], vfn = a >> fsh;
-            const uint32_t i = (uint32_t)vfn & (GX_FRAME_MEMO - 1);
-            if (__builtin_expect(fm->tag[i] != vfn, 0))
-                fm->miss(fm, a);
-            p = a + fm->delta[i];
+            p = memo_pa(fm, fsh, va[j]);
             pw[j] = p;
         } else {
             p = pa[j];
         }
-        const uint64_t b = locate_bits(h, p, 1);
-        const uint32_t sb = (uint32_t)b, kb = (uint32_t)(b >> 32);
-        const uint32_t s = h->slice_lut ? h->slice_lut[sb] : sb;
-        w[j] = sm[j] * smk + s * sk + (uint64_t)(((unsigned __int128)(mm * kb) * db) >> 64);
+        uint32_t s;
+        w[j] = loc_word(h, p, sm[j], smk, sk, mm, db, &s);
     }
 }
 
@@ -402,16 +421,9 @@ run_locate_split_h(const gx_l2 *h, const uint64_t *va, gx_frame_memo *fm, const 
     const uint64_t mm = h->set_mod_m, db = (uint64_t)h->set_mod * GX_CSPEC_BLOCK;
     uint64_t *const q1_0 = q1;
     for (size_t j = 0; j < n; j++) {
-        const uint64_t a = va[j], vfn = a >> fsh;
-        const uint32_t i = (uint32_t)vfn & (GX_FRAME_MEMO - 1);
-        if (__builtin_expect(fm->tag[i] != vfn, 0))
-            fm->miss(fm, a);
-        const uint64_t p = a + fm->delta[i];
-        const uint64_t b = locate_bits(h, p, 1);
-        const uint32_t sb = (uint32_t)b, kb = (uint32_t)(b >> 32);
-        const uint32_t s = h->slice_lut ? h->slice_lut[sb] : sb;
-        const uint64_t x =
-            sm[j] * smk + s * sk + (uint64_t)(((unsigned __int128)(mm * kb) * db) >> 64);
+        const uint64_t p = memo_pa(fm, fsh, va[j]);
+        uint32_t s;
+        const uint64_t x = loc_word(h, p, sm[j], smk, sk, mm, db, &s);
         const size_t o = self[s];
         q0[0] = p;
         q0[d] = x;
