@@ -142,7 +142,8 @@ static void route_cols(gx_tsim *s, const gx_trace_cols *c)
 /* k (<= ROUTE_CHUNK) located entries (pa, lw; r: their repeats, NULL:
  * none) to their owners' columns c0 / c1 from places *n0 / *n1 on: each
  * written to both, counted in its owner's (owner[] is 0 or PAR_SELF, 1),
- * no branch; the repeat column written once either column has one. */
+ * no branch; with the repeat columns (split_cols's one-pass path takes the
+ * batches that need none). */
 static void split_route(par_cols *c0, par_cols *c1, const uint64_t *pa, const uint64_t *lw,
                         const uint32_t *r, const uint8_t *owner, size_t k, uint32_t *n0p,
                         uint32_t *n1p)
@@ -150,32 +151,19 @@ static void split_route(par_cols *c0, par_cols *c1, const uint64_t *pa, const ui
     static const uint32_t zeros[ROUTE_CHUNK]; /* no repeats */
     uint32_t n0 = *n0p, n1 = *n1p;
     uint64_t *const p0 = c0->pa, *const p1 = c1->pa, *const w0 = c0->lw, *const w1 = c1->lw;
-    if (!r && !c0->has_rep && !c1->has_rep) {
-        for (size_t q = 0; q < k; q++) {
-            const uint64_t x = lw[q], p = pa[q];
-            const uint32_t o = owner[gx_l2_word_slice(x)];
-            p0[n0] = p;
-            w0[n0] = x;
-            p1[n1] = p;
-            w1[n1] = x;
-            n0 += o ^ 1u;
-            n1 += o;
-        }
-    } else {
-        uint32_t *const q0 = reps_from(c0, n0) - n0, *const q1 = reps_from(c1, n1) - n1;
-        r = r ? r : zeros;
-        for (size_t q = 0; q < k; q++) {
-            const uint64_t x = lw[q], p = pa[q];
-            const uint32_t o = owner[gx_l2_word_slice(x)];
-            p0[n0] = p;
-            w0[n0] = x;
-            q0[n0] = r[q];
-            p1[n1] = p;
-            w1[n1] = x;
-            q1[n1] = r[q];
-            n0 += o ^ 1u;
-            n1 += o;
-        }
+    uint32_t *const q0 = reps_from(c0, n0) - n0, *const q1 = reps_from(c1, n1) - n1;
+    r = r ? r : zeros;
+    for (size_t q = 0; q < k; q++) {
+        const uint64_t x = lw[q], p = pa[q];
+        const uint32_t o = owner[gx_l2_word_slice(x)];
+        p0[n0] = p;
+        w0[n0] = x;
+        q0[n0] = r[q];
+        p1[n1] = p;
+        w1[n1] = x;
+        q1[n1] = r[q];
+        n0 += o ^ 1u;
+        n1 += o;
     }
     *n0p = n0;
     *n1p = n1;
