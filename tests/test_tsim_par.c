@@ -100,7 +100,10 @@ static gx_tsim *run_cols_as(const gx_profile *p, const gx_trace *t, uint32_t thr
         gx_tsim_par_sweep(s);
     assert_true(gx_tsim_takes_cols(s));
     gx_trace_reader *rd = NULL;
-    assert_int_equal(gx_trace_reader_open_mem(buf, len, "mem", 0, &rd, NULL), GX_OK);
+    /* the SM bound `gpuxray sim` reads with: the decoder's batches then say
+     * they are one run, so a split takes its one-pass paths (split_cols) */
+    assert_int_equal(gx_trace_reader_open_mem(buf, len, "mem", p->device.sm_count, &rd, NULL),
+                     GX_OK);
     gx_trace_cols c;
     assert_int_equal(gx_trace_cols_init(&c, 1000), GX_OK); /* batches cut accesses' runs */
     c.merge_bytes = gx_tsim_merge_bytes(s);
