@@ -21,13 +21,14 @@
  *   **split**: two logical workers, the thread w[0] and w[PAR_SELF] run by
  *   the calling thread itself as it hands each batch over. The calling
  *   thread decodes, places and locates, and the share of the model it also
- *   runs moves with the trace ("balance" below): at level -1 the worker
- *   locates (hits: the calling thread is the slower side), at 0 the calling
- *   thread locates and the worker runs every lookup, at L >= 1 the calling
+ *   runs moves with the trace ("balance" below): at level -PAR_FRAC the
+ *   worker locates (hits: the calling thread is the slower side), between
+ *   it and 0 the calling thread locates a share of each batch, at 0 all of
+ *   it and the worker runs every lookup, at L >= 1 the calling
  *   thread also owns slices 0 .. L-1 (misses: the worker is the slower
  *   side), each slice moving between the two L2 copies with its state
  *   (gx_l2_copy_slice); text and Accel-Sim input the same way (their
- *   decoding sends the split to level -1). On any other L2 it is a
+ *   decoding sends the split below 0). On any other L2 it is a
  *   pipeline: the calling thread only decodes and hands over virtual
  *   addresses; the worker's memory system places the frames and runs
  *   everything (gx_memsys_run_off), seeing the whole trace in order as one
@@ -125,11 +126,14 @@ static void run_cols(par_worker *w, gx_l2 *l2, const par_cols *c, uint32_t at, u
     while (at < end) {
         const uint32_t k = end - at < PAR_RUN_CHUNK ? end - at : PAR_RUN_CHUNK;
         const uint32_t *rep = c->has_rep ? reps_or_null(c->rep + at, k) : NULL;
-        if (c->located)
-            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, rep, k, &w->t);
-        else /* the same model, located here */
+        if (at < c->loc_end) {
+            const uint32_t kl = c->loc_end - at < k ? c->loc_end - at : k;
+            gx_l2_run_located(l2, c->pa + at, c->lw + at, c->sm + at, rep, kl, &w->t);
+            at += kl;
+        } else { /* the same model, located here */
             gx_l2_run(l2, c->pa + at, c->sm + at, rep, k, &w->t);
-        at += k;
+            at += k;
+        }
     }
 }
 
@@ -284,9 +288,12 @@ static void reclaim(gx_tsim *s, par_batch *b)
  * is found as the run goes. Each thread times its work on each batch (the
  * calling thread filling it and running its PAR_SELF part, the worker its
  * part); over every PAR_LEAN finished batches, the side whose time is more
- * than 1/PAR_MARGIN above the other's gives the other one step: levels -1
- * the worker locates, 0 the calling thread locates, L >= 1 it also owns
- * slices 0 .. L-1. (Measured by time, not by who waited: the batches queued
+ * than 1/PAR_MARGIN above the other's gives the other one step: level
+ * -PAR_FRAC the worker locates, -PAR_FRAC < L < 0 the calling thread
+ * locates the first (PAR_FRAC + L) / PAR_FRAC of the worker's entries of a
+ * batch (a step of locating: with only -1 and 0, a hit-dominated run went
+ * back and forth between the two, each side waiting in turn), 0 all of
+ * them, L >= 1 it also owns slices 0 .. L-1. (Measured by time, not by who waited: the batches queued
  * at a hand-over swing with the last batch, and a split moved up and down
  * around the even point at every few batches.) A slice moves with
  * its state (gx_l2_copy_slice), so every level gives the same statistics:
@@ -343,7 +350,7 @@ static int level_up(struct gx_tsim_par *e)
  * it cannot now. */
 static int level_down(struct gx_tsim_par *e)
 {
-    if (e->level <= -1)
+    if (e->level <= -PAR_FRAC)
         return 0;
     if (e->level >= 1) {
         if (e->self_next != e->filled || e->mig_seq != NO_MIG)
@@ -415,8 +422,9 @@ par_batch *gx_par_next_batch(gx_tsim *s)
     }
     if (nb->pending)
         reclaim(s, nb);
-    if (e->split)
-        nb->cols[0].located = e->level >= 0;
+    if (e->split) /* the calling thread's share of the locating */
+        nb->cols[0].loc_end = e->level >= 0 ? UINT32_MAX
+                                            : e->cols_cap / PAR_FRAC * (uint32_t)(PAR_FRAC + e->level);
     return e->cur = nb;
 }
 
@@ -631,7 +639,7 @@ static int alloc_batches(struct gx_tsim_par *e)
             c->rep = malloc(e->cols_dist * sizeof *c->rep);
             c->mark = malloc(e->cols_dist * sizeof *c->mark);
             c->lw = c->pa ? c->pa + e->cols_dist : NULL;
-            c->located = 1;
+            c->loc_end = UINT32_MAX;
             c->has_rep = !e->split;
             if (!c->pa || !c->sm || !c->rep || !c->mark)
                 return GX_ENOMEM;

@@ -182,8 +182,9 @@ static void split_reps(par_cols *pc, uint32_t at, const uint32_t *r, size_t k)
 /* A split run's column batch that is one run (every entry global, within
  * one sector, of an SM below the model's: the decoder's counts say so, no
  * scan), a chunk at a time at the batch's level (tsim_par.c, "balance"):
- * -1 placed into the worker's columns (it locates: located 0); 0 placed
- * and located into them (gx_l2_locate_words_va); L >= 1 placed, located
+ * below 0 placed into the worker's columns, the first loc_end of them
+ * located too (the worker locates the rest); 0 placed and located into
+ * them (gx_l2_locate_words_va); L >= 1 placed, located
  * and routed to each slice's owner, the calling thread's (PAR_SELF) among
  * them (gx_l2_locate_split, or with repeats split_route). The repeat
  * column only for batches with repeats. 0 (nothing done) for any other
@@ -213,13 +214,13 @@ static int split_cols(gx_tsim *s, const gx_trace_cols *c)
         const uint64_t *const va = c->addr + i;
         const uint32_t *const sm = c->sm + i, *const r = crep ? crep + i : NULL;
         if (e->level < 1) { /* every entry the worker's */
-            if (e->level < 0) { /* placed; the worker locates (its SMs) */
-                for (size_t q = 0; q < k; q++)
-                    c0->pa[n0 + q] = frame_pa(e, va[q]);
-                memcpy(c0->sm + n0, sm, k * sizeof *sm);
-            } else {
-                gx_l2_locate_words_va(e->l2, va, c0->pa + n0, &e->fmemo, sm, c0->lw + n0, k);
-            }
+            /* located up to loc_end (level 0: all), placed beyond it (the
+             * worker locates them: their SMs) */
+            const size_t kl = c0->loc_end <= n0 ? 0 : c0->loc_end - n0 < k ? c0->loc_end - n0 : k;
+            gx_l2_locate_words_va(e->l2, va, c0->pa + n0, &e->fmemo, sm, c0->lw + n0, kl);
+            for (size_t q = kl; q < k; q++)
+                c0->pa[n0 + q] = frame_pa(e, va[q]);
+            memcpy(c0->sm + n0 + kl, sm + kl, (k - kl) * sizeof *sm);
             split_reps(c0, n0, r, k);
             c0->n = n0 + (uint32_t)k;
         } else if (!r && !c0->has_rep && !c1->has_rep) { /* in one pass */

@@ -25,8 +25,14 @@
  * 4 Ki take the direct mode; the process took ~15% more CPU time for it
  * (docs/performance.md, "Splitting a run"). */
 #define PAR_RUN_CHUNK 4096
-/* Batches in flight: the calling thread fills one while workers run others. */
-#define PAR_BUFFERS 4
+/* Batches in flight: the calling thread fills one while workers run others.
+ * A split's two threads' times on a batch jitter by +-15% (a 2-vCPU virtual
+ * machine): 8 buffers (and PAR_LEAN 8) let either side run ahead through
+ * it; with 4 (and 4) each side waited 1.1-2.6x as long (docs/performance.md,
+ * "The split's locating in steps"). Overridable (-DPAR_BUFFERS=N). */
+#ifndef PAR_BUFFERS
+#define PAR_BUFFERS 8
+#endif
 /* Accesses split between workers in one batch at most (a batch closes
  * early when they run out). */
 #define PAR_SPANS 4096
@@ -43,9 +49,17 @@ enum { ITEM_FIRST = 1, ITEM_LAST = 2 };
 #define PAR_SELF 1
 /* A split's balance decides after this many finished batches, and moves
  * when one side's time exceeds the other's by more than 1/PAR_MARGIN
- * (tsim_par.c, "balance"). */
-#define PAR_LEAN 4
+ * (tsim_par.c, "balance"). Overridable to measure. */
+#ifndef PAR_LEAN
+#define PAR_LEAN 8
+#endif
+#ifndef PAR_MARGIN
 #define PAR_MARGIN 10
+#endif
+/* Below level 0 the calling thread locates the first (PAR_FRAC + level) /
+ * PAR_FRAC of the worker's entries of a batch, the worker the rest: levels
+ * -PAR_FRAC (the worker locates all) to -1 */
+#define PAR_FRAC 8
 #define NO_MIG UINT64_MAX
 
 /* One sector of an access of several sectors, in trace order, read by its
@@ -83,9 +97,9 @@ typedef struct par_cols {
      * straight path writes no repeat column for batches without: the L2's
      * batch run then counts inside its lookups) */
     int has_rep;
-    /* lw[0 .. n) written (the calling thread located them); 0: placed only,
-     * the worker locates (gx_l2_run), lw not read */
-    int located;
+    /* lw[0 .. loc_end) written (the calling thread located them); from
+     * loc_end on placed only, the worker locates (gx_l2_run), lw not read */
+    uint32_t loc_end;
     par_mark *mark;
     uint32_t n_mark;
 } par_cols;
@@ -127,9 +141,11 @@ struct gx_tsim_par {
      * its own slices' part of every batch (the share that balances the two:
      * tsim_par.c, "split") */
     int split;
-    /* a split's share (tsim_par.c, "balance"): level -1 the worker locates
-     * (the calling thread places only), 0 the calling thread locates, L >= 1
-     * it also owns slices 0 .. L-1 (owner[] PAR_SELF) and runs their part */
+    /* a split's share (tsim_par.c, "balance"): level -PAR_FRAC the worker
+     * locates (the calling thread places only), -PAR_FRAC < L < 0 the
+     * calling thread locates a share of each batch (PAR_FRAC), 0 it locates
+     * all, L >= 1 it also owns slices 0 .. L-1 (owner[] PAR_SELF) and runs
+     * their part */
     int level, level_max;
     uint64_t fill_t0;          /* when the calling thread started filling the current batch */
     uint64_t sum_fill, sum_work; /* of the batches reclaimed since the last decision */
