@@ -3,8 +3,7 @@
 # without one. Two checks, their output goes to docs/nvidia-h200.md:
 # 1. the chase curve measured now (cuda_probe curve, one SM, up to 128 MiB)
 #    against the sim target running profiles/nvidia-h200-model.json: within
-#    5% at every footprint, 10% at the first level's knee (see
-#    h200_curve_model.sh);
+#    5% at every footprint, the knees included (see h200_curve_model.sh);
 # 2. the slice hash on a freshly allocated 2 MiB region (bench/hash_loop.c):
 #    every line's class predicted from at most 1% of the region's lines
 #    equals a full fresh measurement of it.

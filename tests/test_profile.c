@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "gpuxray/error.h"
+#include "gpuxray/hash.h"
+#include "gpuxray/l2.h"
 #include "gpuxray/profile.h"
 
 static gx_profile *seed(void)
@@ -84,6 +86,17 @@ static void m_set_modulo(gx_profile *p) { p->l2.set_hash.modulo = 40; }
 static void m_set_modulo_reach(gx_profile *p) { p->l2.set_hash.n_masks = 5; }
 static void m_set_count(gx_profile *p) { p->l2.set_hash.modulo = 0; }
 static void m_set_table(gx_profile *p) { set_table(&p->l2.set_hash, 48); }
+/* a set table without the modulo: entries past the sets, or a set missing */
+static void m_set_table_range(gx_profile *p)
+{
+    set_table(&p->l2.set_hash, 49);
+    p->l2.set_hash.modulo = 0;
+}
+static void m_set_table_cover(gx_profile *p)
+{
+    set_table(&p->l2.set_hash, 47);
+    p->l2.set_hash.modulo = 0;
+}
 static void m_mask_zero(gx_profile *p) { p->l2.slice_hash.masks[0] = 0; }
 static void m_mask_low(gx_profile *p) { p->l2.set_hash.masks[2] |= 0x8; }
 static void m_mask_dependent(gx_profile *p)
@@ -171,7 +184,9 @@ static const rule RULES[] = {
     {"set_modulo_is_sets", m_set_modulo, "l2.hash.set.modulo", "sets_per_slice"},
     {"set_modulo_reachable", m_set_modulo_reach, "l2.hash.set.masks", "< modulo"},
     {"set_masks_match_sets", m_set_count, "l2.hash.set.masks", "!= sets_per_slice"},
-    {"set_no_table", m_set_table, "l2.hash.set.table", "no table"},
+    {"set_table_or_modulo", m_set_table, "l2.hash.set.modulo", "not both"},
+    {"set_table_below_sets", m_set_table_range, "l2.hash.set.table", "< sets_per_slice = 48"},
+    {"set_table_covers_sets", m_set_table_cover, "l2.hash.set.table", "set 47 never appears"},
     {"mask_nonzero", m_mask_zero, "l2.hash.slice.masks[0]", "nonzero"},
     {"mask_line_bits", m_mask_low, "l2.hash.set.masks[2]", "below log2(line_bytes)"},
     {"masks_independent", m_mask_dependent, "l2.hash.slice.masks", "independent"},
@@ -490,6 +505,44 @@ static void test_round_trip_keeps_unknown_fields(void **state)
     unlink(path);
 }
 
+/* A set table (an index that no modulo of parities gives, e.g. one
+ * measured set by set) survives the writer and the reader, and the model
+ * puts every address in the set its table gives. */
+static void test_set_table(void **state)
+{
+    (void)state;
+    gx_profile *p = seed();
+    gx_hash_fn *h = &p->l2.set_hash;
+    h->modulo = 0;
+    set_table(h, 48);
+    for (size_t i = 0; i < ((size_t)1 << h->n_masks); i++) /* not the bits mod 48 */
+        h->table[i] = (uint32_t)((i * 29 + 5) % 48);
+    gx_msg m;
+    assert_int_equal(gx_profile_validate(p, &m), GX_OK);
+    char *text = gx_profile_to_json(p);
+    assert_non_null(text);
+    gx_profile *q = NULL;
+    assert_int_equal(gx_profile_parse(text, "t.json", &q, &m), GX_OK);
+    assert_non_null(q->l2.set_hash.table);
+    assert_true(q->l2.set_hash.modulo == 0);
+    for (size_t i = 0; i < ((size_t)1 << h->n_masks); i++)
+        assert_int_equal(q->l2.set_hash.table[i], h->table[i]);
+    gx_l2 *l2 = NULL;
+    assert_int_equal(gx_l2_new(q, NULL, &l2, &m), GX_OK);
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int k = 0; k < 4096; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const uint64_t pa = x >> 20; /* 44-bit addresses */
+        gx_l2_loc loc;
+        gx_l2_locate(l2, pa, &loc);
+        assert_int_equal(loc.set, h->table[gx_hash_bits(h, pa)]);
+    }
+    gx_l2_free(l2);
+    free(text);
+    gx_profile_free(q);
+    gx_profile_free(p);
+}
+
 static void test_round_trip_struct(void **state)
 {
     (void)state;
@@ -673,7 +726,7 @@ static void test_tlb_defaults_and_clone(void **state)
 
 int main(void)
 {
-    enum { EXTRA = 12 };
+    enum { EXTRA = 13 };
     struct CMUnitTest tests[N_RULES + N_JRULES + EXTRA];
     size_t n = 0;
     static char names[N_RULES + N_JRULES][96];
@@ -695,6 +748,7 @@ int main(void)
         cmocka_unit_test(test_load_reports_path_on_invalid),
         cmocka_unit_test(test_round_trip_keeps_unknown_fields),
         cmocka_unit_test(test_round_trip_struct),
+        cmocka_unit_test(test_set_table),
         cmocka_unit_test(test_new_profile_serialises_absent_as_null),
         cmocka_unit_test(test_save_is_atomic),
         cmocka_unit_test(test_seed_profile_card),

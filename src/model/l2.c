@@ -87,8 +87,8 @@ static int check_profile(const gx_profile *p, gx_msg *msg)
  * address bytes behind a switch on their count; 9-bit chunks, 3 tables of
  * 4 KiB and the 4th, ran no faster). Then the slice: the bits, or a table
  * (uint16) when the profile maps them; the set: the bits mod the modulo by
- * Lemire's fastmod (a table only for a range beyond sets_per_slice, which
- * check_profile rejects). Measured (callgrind, seed-ampere-6mb random
+ * Lemire's fastmod, or a table when the profile gives one (the generic
+ * path: a measured index, e.g. profiles/nvidia-h200-model.json's). Measured (callgrind, seed-ampere-6mb random
  * trace): gx_l2_locate 53 -> 44 instructions a call, with the loc stores.
  * Index functions of up to GX_HASH_MAX_MASKS (24) bits, and at most 1024
  * slices: the profile's rules (sets of 2^24 per slice are far beyond any
@@ -128,10 +128,18 @@ static int build_fast_hash(gx_l2 *l2)
             l2->slice_lut[v] = (uint16_t)(x % l2->slices);
         }
     }
-    /* set: bits mod modulo (no table: validation forbids set tables), or
-     * the bits; folded by sets_per_slice (the identity for a valid range) */
+    /* set: a table of the bits (uint32: the profile's rule keeps its
+     * entries below sets_per_slice), the bits mod modulo, or the bits;
+     * folded by sets_per_slice (the identity for a valid range). A table
+     * takes the generic path (hfast needs no set_lut) */
     uint64_t range = th->modulo ? th->modulo : nt;
-    if (range <= l2->sps) {
+    if (th->table) {
+        l2->set_lut = malloc(nt * sizeof *l2->set_lut);
+        if (!l2->set_lut)
+            return GX_ENOMEM;
+        for (size_t v = 0; v < nt; v++)
+            l2->set_lut[v] = th->table[v] % l2->sps;
+    } else if (range <= l2->sps) {
         l2->set_mod = (uint32_t)range;
         l2->set_mod_m = UINT64_MAX / l2->set_mod + 1;
     } else {

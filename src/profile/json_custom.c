@@ -90,7 +90,7 @@ static int rd_table(gx_pctx *c, const json_t *t, const char *f, gx_hash_fn *h)
     return GX_OK;
 }
 
-static int rd_hash(gx_pctx *c, const json_t *o, const char *f, int is_set, gx_hash_fn *h)
+static int rd_hash(gx_pctx *c, const json_t *o, const char *f, gx_hash_fn *h)
 {
     char g[160], d[64];
     int rc;
@@ -100,9 +100,6 @@ static int rd_hash(gx_pctx *c, const json_t *o, const char *f, int is_set, gx_ha
         return rc;
     json_t *t = gx_jval(o, "table");
     if (t) {
-        snprintf(g, sizeof g, "%s.table", f);
-        if (is_set)
-            return gx_jbad(c, g, "a set hash has no table (use modulo)");
         if ((rc = rd_table(c, t, f, h)))
             return rc;
     }
@@ -171,9 +168,9 @@ int gx_jread_custom(gx_pctx *c, const gx_field *f, const json_t *obj, const char
     }
     switch (f->custom) {
     case GX_FC_HASH_SLICE:
-        return rd_hash(c, v, name, 0, &p->l2.slice_hash);
+        return rd_hash(c, v, name, &p->l2.slice_hash);
     case GX_FC_HASH_SET:
-        return rd_hash(c, v, name, 1, &p->l2.set_hash);
+        return rd_hash(c, v, name, &p->l2.set_hash);
     case GX_FC_CONFIDENCE:
         return rd_confidence(c, v, p);
     default:

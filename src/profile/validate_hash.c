@@ -136,6 +136,35 @@ static int check_table(const gx_vctx *v, const gx_hash_fn *h)
     return GX_OK;
 }
 
+/* A set table (the set of each value of the masks' bits: an index no
+ * modulo of parities expresses, e.g. one measured set by set): every entry
+ * below sets_per_slice, which it needs, and every set reached. */
+static int check_set_table(const gx_vctx *v, const gx_hash_fn *h)
+{
+    const gx_profile *p = v->p;
+    gx_msg *msg = v->msg;
+    const uint32_t s = p->l2.sets_per_slice;
+    if (!s)
+        return BAD("l2.hash.set.table", "a set table needs l2.sets_per_slice");
+    size_t n = (size_t)1 << h->n_masks;
+    unsigned char *seen = calloc(s, 1);
+    if (!seen)
+        return gx_fail(msg, GX_ENOMEM, "l2.hash.set.table: out of memory");
+    int rc = GX_OK;
+    for (size_t i = 0; i < n && rc == GX_OK; i++)
+        if (h->table[i] >= s)
+            rc = BAD("l2.hash.set.table", "entry [%zu] = %u must be < sets_per_slice = %u", i,
+                     h->table[i], s);
+        else
+            seen[h->table[i]] = 1;
+    for (uint32_t i = 0; i < s && rc == GX_OK; i++)
+        if (!seen[i])
+            rc = BAD("l2.hash.set.table", "set %u never appears (the table must cover "
+                     "0..sets_per_slice-1 = %u)", i, s - 1);
+    free(seen);
+    return rc;
+}
+
 int gx_vrule_hashes(const gx_vctx *v)
 {
     const gx_profile *p = v->p;
@@ -157,10 +186,13 @@ int gx_vrule_hashes(const gx_vctx *v)
     if (st->present) {
         if ((rc = check_masks(v, st, "l2.hash.set")))
             return rc;
-        if (st->table)
-            return BAD("l2.hash.set.table", "a set hash has no table (use modulo)");
         const uint32_t sets = p->l2.sets_per_slice;
-        if (st->modulo) {
+        if (st->table) {
+            if (st->modulo)
+                return BAD("l2.hash.set.modulo", "a set hash has a table or a modulo, not both");
+            if ((rc = check_set_table(v, st)))
+                return rc;
+        } else if (st->modulo) {
             if (sets && st->modulo != sets)
                 return BAD("l2.hash.set.modulo", "%" PRIu64 " != sets_per_slice = %u",
                            st->modulo, sets);

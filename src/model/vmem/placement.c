@@ -15,7 +15,8 @@
  * - Offsets within the page are preserved.
  * - Contiguous mode (gx_placement_set_contiguous, the profile's
  *   sim.contiguous_frames): virtual page vpn gets frame (vpn + shift) mod
- *   nframes, shift a seeded draw below nframes / 2 made at each reset, so
+ *   nframes, shift a seeded draw below nframes / 2 made at each reset, a
+ *   multiple of 1 GiB of frames (CONTIG_ALIGN_BYTES), so
  *   consecutive virtual pages get consecutive frames, as an H200's large
  *   allocations do (bench/slice_capacity: the knee of one slice's capacity
  *   curve is as sharp as consecutive frames make it). A region aligned to
@@ -31,6 +32,12 @@
 #include "gpuxray/rng.h"
 
 #define EMPTY_KEY UINT64_MAX
+/* Contiguous mode: an allocation's first frame is aligned to this (a power
+ * of two): on the H200 two fresh allocations, on two chips, began at the
+ * same place of the slice and set indexes (docs/nvidia-h200.md, "The knee
+ * from the measured sets"); aligned, every index whose pattern repeats
+ * within 1 GiB starts an arena at the same place. */
+#define CONTIG_ALIGN_BYTES (1ULL << 30)
 
 struct gx_placement {
     uint64_t page_bytes, page_shift, nframes, used_frames;
@@ -163,13 +170,17 @@ uint64_t gx_placement_translate(gx_placement *pl, uint64_t va)
     return (f << pl->page_shift) | off;
 }
 
-/* Contiguous mode: the start of the frames, below nframes / 2 (see Notes);
- * the default mode draws nothing. */
+/* Contiguous mode: the start of the frames, below nframes / 2 and a
+ * multiple of CONTIG_ALIGN_BYTES (see Notes); the default mode draws
+ * nothing. */
 static void draw_shift(gx_placement *pl)
 {
     pl->shift = 0;
-    if (pl->contiguous)
-        pl->shift = gx_rng_below(&pl->rng, pl->nframes / 2 ? pl->nframes / 2 : 1);
+    if (!pl->contiguous)
+        return;
+    const uint64_t align = CONTIG_ALIGN_BYTES > pl->page_bytes ? CONTIG_ALIGN_BYTES / pl->page_bytes : 1;
+    const uint64_t starts = pl->nframes / 2 / align;
+    pl->shift = gx_rng_below(&pl->rng, starts ? starts : 1) * align;
 }
 
 void gx_placement_reset(gx_placement *pl, uint64_t seed)
