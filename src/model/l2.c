@@ -88,8 +88,9 @@ static int check_profile(const gx_profile *p, gx_msg *msg)
  * 4 KiB and the 4th, ran no faster). Then the slice: the bits, or a table
  * (uint16) when the profile maps them; the set: the bits mod the modulo by
  * Lemire's fastmod, or a table when the profile gives one (the generic
- * path: a measured index, e.g. profiles/nvidia-h200-model.json's). Measured (callgrind, seed-ampere-6mb random
- * trace): gx_l2_locate 53 -> 44 instructions a call, with the loc stores.
+ * path: a measured index, e.g. profiles/nvidia-h200-model.json's).
+ * Measured (callgrind, seed-ampere-6mb random trace): gx_l2_locate 53 -> 44
+ * instructions a call, with the loc stores.
  * Index functions of up to GX_HASH_MAX_MASKS (24) bits, and at most 1024
  * slices: the profile's rules (sets of 2^24 per slice are far beyond any
  * GPU). */

@@ -106,21 +106,18 @@ static uint32_t slice_hash_range(const gx_profile *p, const gx_hash_fn *h)
     return s;
 }
 
-static int check_table(const gx_vctx *v, const gx_hash_fn *h)
+/* A table's entries (field: its name; noun, bound: what they index and the
+ * field that counts them) all below s and every value 0..s-1 reached. */
+static int check_table_covers(const gx_vctx *v, const gx_hash_fn *h, const char *field,
+                              const char *noun, const char *bound, uint32_t s)
 {
-    const gx_profile *p = v->p;
-    gx_msg *msg = v->msg;
-    const uint32_t s = slice_hash_range(p, h);
     size_t n = (size_t)1 << h->n_masks;
     for (size_t i = 0; i < n; i++)
-        if (s && h->table[i] >= s)
-            return BAD("l2.hash.slice.table", "entry [%zu] = %u must be < slices = %u", i,
-                       h->table[i], s);
-    if (!s)
-        return GX_OK;
+        if (h->table[i] >= s)
+            return BAD(field, "entry [%zu] = %u must be < %s = %u", i, h->table[i], bound, s);
     unsigned char *seen = calloc(s, 1);
     if (!seen)
-        return gx_fail(msg, GX_ENOMEM, "l2.hash.slice.table: out of memory");
+        return gx_fail(v->msg, GX_ENOMEM, "%s: out of memory", field);
     for (size_t i = 0; i < n; i++)
         seen[h->table[i]] = 1;
     uint32_t missing = s;
@@ -131,38 +128,27 @@ static int check_table(const gx_vctx *v, const gx_hash_fn *h)
         }
     free(seen);
     if (missing < s)
-        return BAD("l2.hash.slice.table", "slice %u never appears (the table must cover "
-                   "0..slices-1 = %u)", missing, s - 1);
+        return BAD(field, "%s %u never appears (the table must cover 0..%s-1 = %u)", noun,
+                   missing, bound, s - 1);
     return GX_OK;
 }
 
+/* The slice table against the slices (or a partition's, near-far). */
+static int check_table(const gx_vctx *v, const gx_hash_fn *h)
+{
+    const uint32_t s = slice_hash_range(v->p, h);
+    return s ? check_table_covers(v, h, "l2.hash.slice.table", "slice", "slices", s) : GX_OK;
+}
+
 /* A set table (the set of each value of the masks' bits: an index no
- * modulo of parities expresses, e.g. one measured set by set): every entry
- * below sets_per_slice, which it needs, and every set reached. */
+ * modulo of parities expresses, e.g. one measured set by set) against
+ * sets_per_slice, which it needs. */
 static int check_set_table(const gx_vctx *v, const gx_hash_fn *h)
 {
-    const gx_profile *p = v->p;
-    gx_msg *msg = v->msg;
-    const uint32_t s = p->l2.sets_per_slice;
+    const uint32_t s = v->p->l2.sets_per_slice;
     if (!s)
         return BAD("l2.hash.set.table", "a set table needs l2.sets_per_slice");
-    size_t n = (size_t)1 << h->n_masks;
-    unsigned char *seen = calloc(s, 1);
-    if (!seen)
-        return gx_fail(msg, GX_ENOMEM, "l2.hash.set.table: out of memory");
-    int rc = GX_OK;
-    for (size_t i = 0; i < n && rc == GX_OK; i++)
-        if (h->table[i] >= s)
-            rc = BAD("l2.hash.set.table", "entry [%zu] = %u must be < sets_per_slice = %u", i,
-                     h->table[i], s);
-        else
-            seen[h->table[i]] = 1;
-    for (uint32_t i = 0; i < s && rc == GX_OK; i++)
-        if (!seen[i])
-            rc = BAD("l2.hash.set.table", "set %u never appears (the table must cover "
-                     "0..sets_per_slice-1 = %u)", i, s - 1);
-    free(seen);
-    return rc;
+    return check_table_covers(v, h, "l2.hash.set.table", "set", "sets_per_slice", s);
 }
 
 int gx_vrule_hashes(const gx_vctx *v)
