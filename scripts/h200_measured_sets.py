@@ -14,9 +14,10 @@ Puts the H200's measured slices and set index into the model profile:
   the address, repeating above it). The set of a line is the set the slice's
   measured lines take in offset order, at the line's rank among the lines
   of its slice in the window: the r-th line of every slice goes where the
-  r-th measured line of slice 0 went (the classes give slice 0 and 1; slice
-  1's sets are slice 0's under address bit 8, so by rank they follow it too,
-  and every slice is taken to do the same).
+  r-th measured line of slice 0 went. Measured for slice 0 only; for the
+  others it is a rule for the sets' loads, not line for line (slice 1's
+  measured lines match it for 65%, yet fill their sets alike over every
+  prefix: docs/nvidia-h200.md, "The knee from the measured sets").
 Everything else of MODEL.json (latencies, levels, noise, skew, tlb, smem) is
 kept; capacity_bytes follows the new geometry, and the provenance note says
 what is measured. Writes OUT.json whole or not at all.
@@ -96,7 +97,10 @@ def main():
     model.setdefault("sim", {})["contiguous_frames"] = True
     prov = model.setdefault("provenance", {})
     note = prov.get("note", "")
-    cut = note.find("; slices (")
+    # what h200_model_profile.py said was assumed, or this script's own
+    # note on a second run, is replaced
+    cut = min((i for i in (note.find("; the noise is assumed"), note.find("; slices (")) if i >= 0),
+              default=-1)
     prov["note"] = ((note[:cut] if cut >= 0 else note) +
                     "; the noise is assumed from profiles/hopper-like.json "
                     "(scripts/h200_model_profile.py); slices (%d) and partitions and the slice "
